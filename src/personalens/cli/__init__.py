@@ -1,0 +1,1 @@
+"""The command line: one typer app, one sub-command group per lens."""

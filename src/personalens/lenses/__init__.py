@@ -1,0 +1,1 @@
+"""The four lenses; each asks `models`, `retrieval` and `runs` for what it needs."""

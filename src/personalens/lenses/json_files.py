@@ -1,0 +1,52 @@
+"""Reading user-supplied JSON files with errors that name the file, the record and the field."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pydantic
+
+from personalens.errors import InputError
+
+MAX_FILE_BYTES = 512 * 1024 * 1024
+
+
+def read_json(path: Path) -> Any:
+    """Parse a JSON file or raise an `InputError` that names it."""
+    where = str(path)
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise InputError(f"file is larger than {MAX_FILE_BYTES >> 20} MiB", where=where)
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise InputError("file not found", where=where) from None
+    except IsADirectoryError:
+        raise InputError("expected a file, found a directory", where=where) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 (byte {exc.start})", where=where) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+                         where=where) from None
+    except RecursionError:
+        raise InputError("JSON is nested too deeply", where=where) from None
+
+
+def validation_message(exc: pydantic.ValidationError) -> str:
+    """The first pydantic error as "field 'a.b': message"."""
+    first = exc.errors()[0]
+    field = ".".join(str(p) for p in first.get("loc", ()))
+    return f"field '{field}': {first.get('msg', 'invalid')}" if field else first.get("msg", "")
+
+
+def expect_list(value: Any, where: str) -> list:
+    if not isinstance(value, list):
+        raise InputError(f"expected a JSON list, found {type(value).__name__}", where=where)
+    return value
+
+
+def expect_dict(value: Any, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise InputError(f"expected a JSON object, found {type(value).__name__}", where=where)
+    return value

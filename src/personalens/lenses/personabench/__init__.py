@@ -1,0 +1,1 @@
+"""PersonaBench: can a RAG assistant answer personal questions from noisy private documents?"""

@@ -1,0 +1,111 @@
+"""`personalens personabench eval`: validate everything, then run, resume, score and report."""
+
+import asyncio
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from personalens.errors import InputError
+from personalens.lenses.personabench.analysis import summarise
+from personalens.lenses.personabench.evaluation import GT_CONTEXT, Evaluation, plan
+from personalens.lenses.personabench.release_format import find_communities, load_community
+from personalens.lenses.personabench.report_page import build_report
+from personalens.models import UsageLedger, load_model, validate_spec
+from personalens.retrieval import get_retriever
+from personalens.runs import RunDirectory, fingerprint, package_versions
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    data: Path
+    out: Path
+    noises: list[str]
+    retrievers: list[str]
+    k: int
+    model: str | None  # None: retrieval only
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    use_cache: bool = True
+    concurrency: int | None = None
+
+    def config(self) -> dict:
+        """What identifies the run: resuming with anything different is refused."""
+        return {"lens": "personabench", "data": str(self.data.resolve()), "noises": self.noises,
+                "retrievers": self.retrievers, "k": self.k, "model": self.model,
+                "base_url": self.base_url}
+
+
+def normalise_noise(value: str) -> str:
+    """'0.5', '.5' and '0.50' all name the release's folder noise_0.5."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise InputError(f"--noise {value!r} is not a number") from None
+    if not 0.0 <= number < 1.0:
+        raise InputError(f"--noise {value} must be in [0, 1)")
+    return f"{number:.1f}" if round(number, 1) == number else f"{number:g}"
+
+
+@dataclass
+class Outcome:
+    metrics: dict
+    run_dir: Path
+
+
+def run_eval(options: EvalOptions, progress=None) -> Outcome:
+    """Validate inputs (nothing is written if any is bad), then evaluate into options.out."""
+    if options.k < 1:
+        raise InputError(f"--k must be at least 1 (got {options.k})")
+    if options.model is not None:
+        validate_spec(options.model)
+    data = options.data.resolve()
+    communities = [load_community(p, options.noises) for p in find_communities(data)]
+    retrievers = {name: None if name == GT_CONTEXT else get_retriever(name)
+                  for name in options.retrievers}
+    ledger = UsageLedger()
+    model = None if options.model is None else load_model(
+        options.model, role="target", ledger=ledger, base_url=options.base_url,
+        api_key_env=options.api_key_env, use_cache=options.use_cache,
+        concurrency=options.concurrency)
+    items = plan(communities, options.noises, options.retrievers)
+    files = [f for c in communities for f in c.files]
+    run = RunDirectory.open(options.out, {
+        "command": " ".join(["personalens", *sys.argv[1:]]),
+        "config": options.config(),
+        "versions": package_versions(),
+        "dataset_hash": fingerprint(files, data),
+        "seeds": {"answer": 0},
+        "models": {"target": options.model} if options.model else {},
+        "people_without_documents": sorted(
+            {f"{c.name}/{p}" for c in communities for n in options.noises
+             for p in c.questions if p not in c.levels[n].sessions}),
+    })
+    status = "interrupted"
+    try:
+        metrics = _execute(run, items, retrievers, options.k, model, ledger, progress)
+        status = "complete" if metrics["complete"] else "incomplete"
+    finally:
+        run.close(status)
+    return Outcome(metrics, options.out)
+
+
+def _execute(run, items, retrievers, k, model, ledger, progress) -> dict:
+    done = run.records()
+    ok = {key for key, r in done.items() if r["status"] == "ok"}
+    # Failed items are retried; drop their old records first so each key keeps exactly one.
+    if len(ok) != len(done):
+        run.rewrite_records(r for key, r in done.items() if key in ok)
+    todo = [item for item in items if item.key not in ok]
+    if progress is not None:
+        progress.start(total=len(items), completed=len(items) - len(todo))
+    evaluation = Evaluation(run, retrievers, k, model,
+                            on_record=(lambda r: progress.advance()) if progress else
+                            (lambda r: None))
+    try:
+        asyncio.run(evaluation.run_items(todo))
+    finally:
+        run.write_manifest(usage=ledger.as_dict())
+    records = run.records()
+    metrics = summarise(records.values(), n_planned=len(items), answered=model is not None)
+    run.write_outputs(metrics, build_report(metrics, run.manifest))
+    return metrics

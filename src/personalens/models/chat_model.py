@@ -1,0 +1,69 @@
+"""The one call shape every lens uses: `await model.complete(messages, **params)`.
+
+Cache, concurrency limit, retries and usage accounting wrap every provider here, once.
+"""
+
+import asyncio
+import random
+from typing import Any
+
+from personalens.models.completion import Completion, Message, Provider
+from personalens.models.concurrency import limiter_for
+from personalens.models.failures import ModelCallFailed, PermanentModelError, TransientModelError
+from personalens.models.response_cache import ResponseCache, cache_key
+from personalens.models.retry import RetryPolicy
+from personalens.models.usage import UsageLedger
+
+
+class ChatModel:
+    def __init__(self, spec: str, provider: Provider, *, role: str = "target",
+                 ledger: UsageLedger | None = None, cache: ResponseCache | None = None,
+                 retry: RetryPolicy | None = None, concurrency: int | None = None,
+                 sleep=None):
+        self.spec = spec
+        self.provider = provider
+        self.role = role
+        self.ledger = ledger if ledger is not None else UsageLedger()
+        self.cache = cache
+        self.retry = retry or RetryPolicy()
+        self.concurrency = concurrency or provider.default_concurrency
+        self._rng = random.Random()
+        self._sleep = sleep  # injectable for tests; asyncio.sleep otherwise
+
+    async def complete(self, messages: list[Message], **params: Any) -> Completion:
+        """One completion; cached, limited, retried; raises `ModelCallFailed` when it cannot."""
+        key = None
+        if self.cache is not None:
+            key = cache_key(self.spec, self.provider.endpoint, messages, params)
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.ledger.record(self.role, hit.usage, cached=True)
+                return hit
+        completion = await self._send_with_retries(messages, params)
+        self.ledger.record(self.role, completion.usage, cached=False)
+        if key is not None:
+            self.cache.put(key, completion)
+        return completion
+
+    async def _send_with_retries(self, messages: list[Message], params: dict) -> Completion:
+        sleep = self._sleep or asyncio.sleep
+        limiter = limiter_for(self.provider.endpoint, self.concurrency)
+        for attempt in range(self.retry.max_attempts):
+            try:
+                async with limiter.slot():
+                    completion = await self.provider.send(messages, params)
+            except TransientModelError as exc:
+                if exc.kind == "rate_limit":
+                    limiter.on_rate_limit()
+                if attempt + 1 == self.retry.max_attempts:
+                    self.ledger.failure(self.role, exc.kind)
+                    raise ModelCallFailed(exc.kind, str(exc), attempt + 1) from exc
+                self.ledger.retry(self.role, exc.kind)
+                await sleep(self.retry.delay(attempt, exc.retry_after, self._rng))
+            except PermanentModelError as exc:
+                self.ledger.failure(self.role, exc.kind)
+                raise ModelCallFailed(exc.kind, str(exc), attempt + 1) from exc
+            else:
+                await limiter.on_success()
+                return completion
+        raise AssertionError("unreachable: the loop returns or raises")

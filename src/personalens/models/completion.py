@@ -1,0 +1,32 @@
+"""The records a model call exchanges: messages in, a completion with its token usage out."""
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypedDict
+
+
+class Message(TypedDict):
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    usage: Usage = field(default_factory=Usage)
+    raw: dict[str, Any] | None = None
+    cached: bool = False
+
+
+class Provider(Protocol):
+    """One backend: sends a request once, raising `TransientModelError` for retryable faults."""
+
+    endpoint: str  # what concurrency limits are shared by (a base URL, a model file)
+    default_concurrency: int
+
+    async def send(self, messages: list[Message], params: dict[str, Any]) -> Completion: ...

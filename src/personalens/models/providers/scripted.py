@@ -1,0 +1,64 @@
+"""The deterministic test double: replies chosen by rules over the last user message."""
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from personalens.errors import InputError
+from personalens.models.completion import Completion, Message, Usage
+
+Reply = str | Callable[[list[Message]], str]
+
+
+class ScriptedProvider:
+    """First rule whose regex matches the last user message wins; else the default reply.
+
+    A reply may be a callable taking the messages; it may raise `TransientModelError` or
+    `PermanentModelError` to script faults.
+    """
+
+    endpoint = "scripted"
+    default_concurrency = 8
+
+    def __init__(self, rules: list[tuple[str, Reply]] | None = None,
+                 default: Reply = "I don't know."):
+        self.rules = [(re.compile(pattern, re.S), reply) for pattern, reply in rules or []]
+        self.default = default
+        self.calls: list[list[Message]] = []
+
+    async def send(self, messages: list[Message], params: dict[str, Any]) -> Completion:
+        self.calls.append(list(messages))
+        last_user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+        reply = next((r for pattern, r in self.rules if pattern.search(last_user)), self.default)
+        text = reply(messages) if callable(reply) else reply
+        words = sum(len(m["content"].split()) for m in messages)
+        return Completion(text=text, usage=Usage(words, len(text.split())))
+
+
+def load_rules(path: Path) -> ScriptedProvider:
+    """Rules from a JSON file: {"rules": [{"pattern": regex, "reply": text}], "default": text}."""
+    where = str(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("scripted rules file not found", where=where) from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"not valid UTF-8 JSON ({exc})", where=where) from None
+    if not isinstance(data, dict) or not isinstance(data.get("rules", []), list):
+        raise InputError('expected {"rules": [...], "default": "..."}', where=where)
+    rules = []
+    for i, rule in enumerate(data.get("rules", [])):
+        if not (isinstance(rule, dict) and isinstance(rule.get("pattern"), str)
+                and isinstance(rule.get("reply"), str)):
+            raise InputError("needs string fields 'pattern' and 'reply'", where=f"{where} rule {i}")
+        try:
+            re.compile(rule["pattern"])
+        except re.error as exc:
+            raise InputError(f"bad regex ({exc})", where=f"{where} rule {i} field 'pattern'") from None
+        rules.append((rule["pattern"], rule["reply"]))
+    default = data.get("default", "I don't know.")
+    if not isinstance(default, str):
+        raise InputError("must be a string", where=f"{where} field 'default'")
+    return ScriptedProvider(rules, default)

@@ -1,0 +1,52 @@
+"""Content-addressed on-disk cache of completions (SQLite), keyed by everything that changes one."""
+
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from personalens.models.completion import Completion, Message, Usage
+
+
+def cache_key(spec: str, endpoint: str, messages: list[Message], params: dict[str, Any]) -> str:
+    """sha256 over the model spec, endpoint, messages and sampling params (never credentials)."""
+    payload = json.dumps(
+        {"spec": spec, "endpoint": endpoint, "messages": messages, "params": params},
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+class ResponseCache:
+    """Completions by key; safe to share between processes (WAL, one short transaction per put)."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._db = sqlite3.connect(path, timeout=30, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS completions ("
+            "key TEXT PRIMARY KEY, text TEXT NOT NULL, "
+            "prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL)"
+        )
+
+    def get(self, key: str) -> Completion | None:
+        row = self._db.execute(
+            "SELECT text, prompt_tokens, completion_tokens FROM completions WHERE key = ?", (key,)
+        ).fetchone()
+        if row is None:
+            return None
+        return Completion(text=row[0], usage=Usage(row[1], row[2]), cached=True)
+
+    def put(self, key: str, completion: Completion) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO completions VALUES (?, ?, ?, ?)",
+            (key, completion.text, completion.usage.prompt_tokens,
+             completion.usage.completion_tokens),
+        )
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,58 @@
+"""JSON-schema outputs validated with pydantic, with one repair turn when the reply is invalid."""
+
+import json
+import re
+from typing import Any, TypeVar
+
+import pydantic
+
+from personalens.models.chat_model import ChatModel
+from personalens.models.completion import Completion, Message
+from personalens.models.failures import ModelCallFailed
+
+T = TypeVar("T", bound=pydantic.BaseModel)
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
+
+
+def response_format(schema: type[pydantic.BaseModel]) -> dict[str, Any]:
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema()},
+    }
+
+
+def parse_reply(text: str, schema: type[T]) -> T:
+    """Validate a reply, tolerating the Markdown code fence small models like to add."""
+    fenced = _FENCE.match(text)
+    return schema.model_validate_json(fenced.group(1) if fenced else text)
+
+
+async def complete_structured(model: ChatModel, messages: list[Message], schema: type[T],
+                              **params: Any) -> tuple[T, Completion]:
+    """A validated instance of `schema`; raises `ModelCallFailed` if the repair also fails."""
+    params = {**params, "response_format": response_format(schema)}
+    completion = await model.complete(messages, **params)
+    try:
+        return parse_reply(completion.text, schema), completion
+    except pydantic.ValidationError as exc:
+        error = _short(exc)
+    repair: list[Message] = [
+        *messages,
+        {"role": "assistant", "content": completion.text},
+        {"role": "user", "content": (
+            f"That reply is not valid ({error}). Reply again with only a JSON object "
+            f"matching this schema:\n{json.dumps(schema.model_json_schema())}")},
+    ]
+    completion = await model.complete(repair, **params)
+    try:
+        return parse_reply(completion.text, schema), completion
+    except pydantic.ValidationError as exc:
+        model.ledger.failure(model.role, "invalid_structured_output")
+        raise ModelCallFailed("invalid_structured_output", _short(exc), 2) from exc
+
+
+def _short(exc: pydantic.ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first.get("loc", ())) or "reply"
+    return f"{where}: {first.get('msg', 'invalid')}"

@@ -1,0 +1,52 @@
+"""Token usage, retries and failures per model role, for the run manifest."""
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from personalens.models.completion import Usage
+
+
+@dataclass
+class RoleUsage:
+    requests: int = 0
+    cached_requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    retries: Counter = field(default_factory=Counter)
+    failures: Counter = field(default_factory=Counter)
+
+    def as_dict(self) -> dict:
+        return {
+            "requests": self.requests,
+            "cached_requests": self.cached_requests,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "retries": dict(sorted(self.retries.items())),
+            "failures": dict(sorted(self.failures.items())),
+        }
+
+
+class UsageLedger:
+    """Counts what every model call cost, keyed by role (target, generator, user, judge)."""
+
+    def __init__(self) -> None:
+        self.roles: dict[str, RoleUsage] = {}
+
+    def _role(self, role: str) -> RoleUsage:
+        return self.roles.setdefault(role, RoleUsage())
+
+    def record(self, role: str, usage: Usage, *, cached: bool) -> None:
+        entry = self._role(role)
+        entry.requests += 1
+        entry.cached_requests += int(cached)
+        entry.prompt_tokens += usage.prompt_tokens
+        entry.completion_tokens += usage.completion_tokens
+
+    def retry(self, role: str, kind: str) -> None:
+        self._role(role).retries[kind] += 1
+
+    def failure(self, role: str, kind: str) -> None:
+        self._role(role).failures[kind] += 1
+
+    def as_dict(self) -> dict:
+        return {role: entry.as_dict() for role, entry in sorted(self.roles.items())}

@@ -1,0 +1,6 @@
+"""The report layer: self-contained HTML reports with tables and embedded plots."""
+
+from personalens.report.html_report import HtmlReport
+from personalens.report.plots import grouped_bars, line_plot
+
+__all__ = ["HtmlReport", "grouped_bars", "line_plot"]

@@ -1,0 +1,56 @@
+"""A self-contained HTML report. Every piece of text is escaped: model and dataset text is data."""
+
+import base64
+import html
+from collections.abc import Sequence
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em}
+th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
+code{background:#f3f3f3;padding:0 .2em}.muted{color:#777}img{max-width:100%}
+"""
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return '<td class="num muted">–</td>'
+    if isinstance(value, float):
+        return f'<td class="num">{value:.3f}</td>'
+    if isinstance(value, int):
+        return f'<td class="num">{value}</td>'
+    return f"<td>{html.escape(str(value))}</td>"
+
+
+class HtmlReport:
+    def __init__(self, title: str):
+        self.title = title
+        self._parts: list[str] = []
+
+    def heading(self, text: str, level: int = 2) -> None:
+        self._parts.append(f"<h{level}>{html.escape(text)}</h{level}>")
+
+    def paragraph(self, text: str) -> None:
+        self._parts.append(f"<p>{html.escape(text)}</p>")
+
+    def table(self, headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+        body = "".join("<tr>" + "".join(_cell(v) for v in row) + "</tr>" for row in rows)
+        self._parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+
+    def figure(self, png: bytes, caption: str) -> None:
+        data = base64.b64encode(png).decode("ascii")
+        self._parts.append(f'<figure><img alt="{html.escape(caption)}" '
+                           f'src="data:image/png;base64,{data}"><figcaption>'
+                           f"{html.escape(caption)}</figcaption></figure>")
+
+    def render(self) -> str:
+        # No script is ever emitted, so a CSP forbidding scripts costs nothing and stops any
+        # payload that escaping might miss.
+        return (
+            "<!doctype html><html><head><meta charset='utf-8'>"
+            "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
+            "img-src data:; style-src 'unsafe-inline'\">"
+            f"<title>{html.escape(self.title)}</title><style>{_STYLE}</style></head><body>"
+            f"<h1>{html.escape(self.title)}</h1>{''.join(self._parts)}</body></html>"
+        )

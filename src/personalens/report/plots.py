@@ -1,0 +1,49 @@
+"""Plots as PNG bytes (matplotlib, headless), ready to embed in a report."""
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+import numpy as np  # noqa: E402
+
+
+def _png(fig) -> bytes:
+    buffer = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buffer, format="png", dpi=110)
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def grouped_bars(series: dict[str, dict[str, float | None]], ylabel: str, title: str) -> bytes:
+    """One group of bars per category, one bar per series (missing values drawn as 0 height)."""
+    categories = list(dict.fromkeys(c for values in series.values() for c in values))
+    fig, ax = plt.subplots(figsize=(8, 4))
+    width = 0.8 / max(len(series), 1)
+    x = np.arange(len(categories))
+    for i, (name, values) in enumerate(series.items()):
+        heights = [values.get(c) or 0.0 for c in categories]
+        ax.bar(x + i * width - 0.4 + width / 2, heights, width, label=name)
+    ax.set_xticks(x, categories)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend()
+    return _png(fig)
+
+
+def line_plot(series: dict[str, list[tuple[float, float | None]]], xlabel: str, ylabel: str,
+              title: str) -> bytes:
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, points in series.items():
+        xs = [x for x, y in points if y is not None]
+        ys = [y for _, y in points if y is not None]
+        ax.plot(xs, ys, marker="o", label=name)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, 1)
+    ax.set_title(title)
+    ax.legend()
+    return _png(fig)

@@ -1,0 +1,31 @@
+"""Lexical retrieval with bm25s (Lucene variant, English stopwords)."""
+
+import bm25s
+import numpy as np
+
+from personalens.retrieval.ranking import Document, Ranking, top_k
+
+
+class BM25Retriever:
+    def __init__(self, k1: float = 1.5, b: float = 0.75, method: str = "lucene"):
+        self.name = "bm25"
+        self.k1, self.b, self.method = k1, b, method
+
+    def index(self, docs: list[Document]) -> "BM25Index":
+        return BM25Index(docs, self)
+
+
+class BM25Index:
+    def __init__(self, docs: list[Document], config: BM25Retriever):
+        self.doc_ids = [d.id for d in docs]
+        self._model = bm25s.BM25(k1=config.k1, b=config.b, method=config.method)
+        self._model.index(
+            bm25s.tokenize([d.text for d in docs], stopwords="en", show_progress=False),
+            show_progress=False,
+        )
+
+    def search(self, queries: list[str], k: int) -> Ranking:
+        tokens = bm25s.tokenize(queries, stopwords="en", show_progress=False, return_ids=False)
+        # Score every document so ties and zero scores rank deterministically by document order.
+        scores = np.vstack([self._model.get_scores(q) for q in tokens])
+        return top_k(scores, self.doc_ids, k)

@@ -1,0 +1,125 @@
+"""A run directory: manifest, append-only records, metrics and report; resumable, locked."""
+
+import fcntl
+import json
+import os
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from personalens.errors import InputError
+from personalens.runs.atomic import write_atomic
+
+MANIFEST = "manifest.json"
+RECORDS = "records.jsonl"
+METRICS = "metrics.json"
+REPORT = "report.html"
+LOCK = ".lock"
+
+
+class RunDirectory:
+    """Open with `RunDirectory.open`; the directory stays locked until `close`."""
+
+    def __init__(self, path: Path, lock_fd: int, manifest: dict[str, Any]):
+        self.path = path
+        self._lock_fd = lock_fd
+        self.manifest = manifest
+
+    @classmethod
+    def open(cls, path: Path, manifest: dict[str, Any]) -> "RunDirectory":
+        """Create or resume the run at `path`; refuse one that another process is writing.
+
+        `manifest["config"]` identifies the run: resuming with a different config is refused,
+        because mixing records of two configurations would make every metric meaningless.
+        """
+        if path.exists() and not path.is_dir():
+            raise InputError("run directory path exists and is not a directory", where=str(path))
+        path.mkdir(parents=True, exist_ok=True)
+        lock_fd = os.open(path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(lock_fd)
+            raise InputError("run directory is being written by another process; wait for it "
+                             "or choose another --out", where=str(path)) from None
+        previous = _read_manifest(path / MANIFEST)
+        if previous is not None and previous.get("config") != manifest.get("config"):
+            fcntl.flock(lock_fd, fcntl.LOCK_UN)
+            os.close(lock_fd)
+            raise InputError("run directory holds a run with a different configuration; "
+                             "resume it with the same options or choose another --out",
+                             where=str(path))
+        manifest = dict(manifest)
+        manifest["started_at"] = (previous or {}).get("started_at", _now())
+        manifest["sessions"] = (previous or {}).get("sessions", 0) + 1
+        manifest["status"] = "running"
+        run = cls(path, lock_fd, manifest)
+        run.write_manifest()
+        return run
+
+    def write_manifest(self, **updates: Any) -> None:
+        self.manifest.update(updates)
+        write_atomic(self.path / MANIFEST, json.dumps(self.manifest, indent=2, sort_keys=True))
+
+    def records(self) -> dict[str, dict[str, Any]]:
+        """Records by key (a later record for a key replaces an earlier one).
+
+        A line cut short by a crash mid-write is removed, so appends continue on a clean file.
+        """
+        path = self.path / RECORDS
+        if not path.exists():
+            return {}
+        data = path.read_bytes()
+        complete, _, partial = data.rpartition(b"\n")
+        if partial:
+            os.truncate(path, len(complete) + 1 if complete else 0)
+        by_key: dict[str, dict[str, Any]] = {}
+        for number, line in enumerate(complete.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                raise InputError(f"line {number} is not JSON; the run directory is damaged",
+                                 where=str(path)) from None
+            by_key[record["key"]] = record
+        return by_key
+
+    def append(self, record: dict[str, Any]) -> None:
+        """Append one record as one write(2) of one line, then fsync: a crash loses at most it."""
+        line = (json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode()
+        fd = os.open(self.path / RECORDS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def rewrite_records(self, records: Iterable[dict[str, Any]]) -> None:
+        """Replace records.jsonl atomically (used to drop failures that are about to be retried)."""
+        text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
+        write_atomic(self.path / RECORDS, text)
+
+    def write_outputs(self, metrics: dict[str, Any], report_html: str) -> None:
+        write_atomic(self.path / METRICS, json.dumps(metrics, indent=2, sort_keys=True))
+        write_atomic(self.path / REPORT, report_html)
+
+    def close(self, status: str) -> None:
+        self.write_manifest(status=status, finished_at=_now())
+        fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+        os.close(self._lock_fd)
+
+
+def _read_manifest(path: Path) -> dict[str, Any] | None:
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise InputError("manifest is not valid JSON; the run directory is damaged",
+                         where=str(path)) from None
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
