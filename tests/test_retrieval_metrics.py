@@ -1,0 +1,58 @@
+import numpy as np
+import pytest
+
+from personalens.retrieval import hit_at_k, mrr, ndcg_at_k, recall_at_k, relevance_matrix, top_k
+
+RETRIEVED = [["a", "b", "c"], ["x", "y", "z"], ["b", "b", "a"]]
+RELEVANT = [{"b", "c", "d"}, {"q"}, {"a", "b"}]
+
+
+def test_relevance_matrix_marks_first_occurrence_only():
+    rel = relevance_matrix(RETRIEVED, RELEVANT, 3)
+    assert rel.tolist() == [[False, True, True], [False, False, False], [True, False, True]]
+
+
+def test_recall_hand_computed():
+    rel = relevance_matrix(RETRIEVED, RELEVANT, 3)
+    assert recall_at_k(rel, RELEVANT).tolist() == pytest.approx([2 / 3, 0.0, 1.0])
+
+
+def test_ndcg_hand_computed():
+    rel = relevance_matrix(RETRIEVED, RELEVANT, 3)
+    # query 0: hits at ranks 2 and 3; ideal fills 3 ranks (|G| = 3, k = 3).
+    dcg0 = 1 / np.log2(3) + 1 / np.log2(4)
+    idcg0 = 1 + 1 / np.log2(3) + 1 / np.log2(4)
+    # query 2: hits at ranks 1 and 3 (the repeated "b" counts once); ideal fills 2 ranks.
+    dcg2 = 1 + 1 / np.log2(4)
+    idcg2 = 1 + 1 / np.log2(3)
+    assert ndcg_at_k(rel, RELEVANT).tolist() == pytest.approx([dcg0 / idcg0, 0.0, dcg2 / idcg2])
+
+
+def test_ndcg_ideal_is_capped_at_k():
+    rel = relevance_matrix([["a"]], [{"a", "b", "c"}], 1)
+    assert ndcg_at_k(rel, [{"a", "b", "c"}]).tolist() == [1.0]
+
+
+def test_hit_and_mrr_hand_computed():
+    rel = relevance_matrix(RETRIEVED, RELEVANT, 3)
+    assert hit_at_k(rel).tolist() == [1.0, 0.0, 1.0]
+    assert mrr(rel).tolist() == pytest.approx([0.5, 0.0, 1.0])
+    rel_k1 = relevance_matrix(RETRIEVED, RELEVANT, 1)
+    assert hit_at_k(rel_k1).tolist() == [0.0, 0.0, 1.0]
+
+
+def test_empty_gold_set_scores_zero_not_nan():
+    rel = relevance_matrix([["a"]], [set()], 1)
+    assert recall_at_k(rel, [set()]).tolist() == [0.0]
+    assert ndcg_at_k(rel, [set()]).tolist() == [0.0]
+
+
+def test_k_must_be_positive():
+    with pytest.raises(ValueError):
+        relevance_matrix([["a"]], [{"a"}], 0)
+
+
+def test_top_k_orders_by_score_and_breaks_ties_by_document_order():
+    ranking = top_k(np.array([[0.1, 0.5, 0.5, 0.2]]), ["d0", "d1", "d2", "d3"], 3)
+    assert ranking.ids == [["d1", "d2", "d3"]]
+    assert ranking.scores.tolist() == [[0.5, 0.5, 0.2]]
