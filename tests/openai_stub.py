@@ -36,7 +36,11 @@ class OpenAIStub:
                 stub.headers.append(dict(self.headers))
                 if stub.delay:
                     time.sleep(stub.delay)
-                text = stub.reply(body)
+                try:
+                    text = stub.reply(body)
+                except Exception as exc:  # a reply that raises becomes an HTTP 500
+                    self._send(500, json.dumps({"error": {"message": str(exc)}}).encode())
+                    return
                 payload = json.dumps({
                     "id": f"chatcmpl-{len(stub.requests)}", "object": "chat.completion",
                     "created": 0, "model": body.get("model", "stub"),
@@ -46,7 +50,10 @@ class OpenAIStub:
                               "completion_tokens": len(text.split()),
                               "total_tokens": 0},
                 }).encode()
-                self.send_response(200)
+                self._send(200, payload)
+
+            def _send(self, status: int, payload: bytes) -> None:
+                self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(payload)))
                 self.end_headers()

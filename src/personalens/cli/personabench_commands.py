@@ -41,13 +41,15 @@ def eval_command(
                                            help="Bypass the on-disk response cache.")] = False,
     concurrency: Annotated[int | None, typer.Option(help="Maximum requests in flight to the "
                                                          "model endpoint.")] = None,
+    max_attempts: Annotated[int, typer.Option(help="Attempts per model call before the item is "
+                                                   "recorded as failed.")] = 6,
 ) -> None:
     """Evaluate retrieval (recall, nDCG) and answers (precision, recall, F1) on PersonaBench data."""
     options = EvalOptions(
         data=data, out=out, noises=[normalise_noise(n) for n in split_list(noise)],
         retrievers=split_list(retriever), k=k, model=None if no_answer else model,
         base_url=base_url, api_key_env=api_key_env, use_cache=not no_cache,
-        concurrency=concurrency,
+        concurrency=concurrency, max_attempts=max_attempts,
     )
     finish(run_eval(options, ItemProgress("personabench")))
 

@@ -52,9 +52,8 @@ def resolve_model_source(name: str) -> tuple[str, str]:
             raise InputError(f"retriever {name!r}: {path} is not a sentence-transformers model "
                              "folder (no modules.json or config.json)")
         return str(path.resolve()), f"path:{path.resolve()}"
-    if not _in_hub_cache(name) and os.environ.get("HF_HUB_OFFLINE") == "1":
-        raise InputError(f"retriever {name!r} is not a local folder and not in the Hugging Face "
-                         "cache, and HF_HUB_OFFLINE=1 forbids downloading it")
+    if not _in_hub_cache(name):
+        _check_hub_reachable(name)
     return name, name
 
 
@@ -66,6 +65,24 @@ def _in_hub_cache(name: str) -> bool:
     except Exception:  # any failure means "not usable offline"; the load will say why
         return False
     return True
+
+
+def _check_hub_reachable(name: str) -> None:
+    """One quick metadata request, so an unknown or unreachable model fails in a second.
+
+    Without it, sentence-transformers retries for over a minute before giving up offline.
+    """
+    if os.environ.get("HF_HUB_OFFLINE") == "1":
+        raise InputError(f"retriever {name!r} is not a local folder and not in the Hugging Face "
+                         "cache, and HF_HUB_OFFLINE=1 forbids downloading it")
+    from huggingface_hub import HfApi
+
+    try:
+        HfApi().model_info(name, timeout=10)
+    except Exception as exc:
+        raise InputError(f"retriever {name!r} is not a local folder, not in the Hugging Face "
+                         f"cache, and cannot be fetched ({type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0][:120]})") from None
 
 
 class DenseRetriever:

@@ -10,7 +10,7 @@ from personalens.lenses.personabench.analysis import summarise
 from personalens.lenses.personabench.evaluation import GT_CONTEXT, Evaluation, plan
 from personalens.lenses.personabench.release_format import find_communities, load_community
 from personalens.lenses.personabench.report_page import build_report
-from personalens.models import UsageLedger, load_model, validate_spec
+from personalens.models import RetryPolicy, UsageLedger, load_model, validate_spec
 from personalens.retrieval import get_retriever
 from personalens.runs import RunDirectory, fingerprint, package_versions
 
@@ -27,12 +27,15 @@ class EvalOptions:
     api_key_env: str = "OPENAI_API_KEY"
     use_cache: bool = True
     concurrency: int | None = None
+    max_attempts: int = 6
 
     def config(self) -> dict:
-        """What identifies the run: resuming with anything different is refused."""
+        """What identifies the run: resuming with anything different is refused.
+
+        The endpoint is not part of it: the same model may be served from another host later.
+        """
         return {"lens": "personabench", "data": str(self.data.resolve()), "noises": self.noises,
-                "retrievers": self.retrievers, "k": self.k, "model": self.model,
-                "base_url": self.base_url}
+                "retrievers": self.retrievers, "k": self.k, "model": self.model}
 
 
 def normalise_noise(value: str) -> str:
@@ -56,6 +59,8 @@ def run_eval(options: EvalOptions, progress=None) -> Outcome:
     """Validate inputs (nothing is written if any is bad), then evaluate into options.out."""
     if options.k < 1:
         raise InputError(f"--k must be at least 1 (got {options.k})")
+    if options.max_attempts < 1:
+        raise InputError(f"--max-attempts must be at least 1 (got {options.max_attempts})")
     if options.model is not None:
         validate_spec(options.model)
     data = options.data.resolve()
@@ -66,7 +71,7 @@ def run_eval(options: EvalOptions, progress=None) -> Outcome:
     model = None if options.model is None else load_model(
         options.model, role="target", ledger=ledger, base_url=options.base_url,
         api_key_env=options.api_key_env, use_cache=options.use_cache,
-        concurrency=options.concurrency)
+        concurrency=options.concurrency, retry=RetryPolicy(max_attempts=options.max_attempts))
     items = plan(communities, options.noises, options.retrievers)
     files = [f for c in communities for f in c.files]
     run = RunDirectory.open(options.out, {
@@ -76,6 +81,7 @@ def run_eval(options: EvalOptions, progress=None) -> Outcome:
         "dataset_hash": fingerprint(files, data),
         "seeds": {"answer": 0},
         "models": {"target": options.model} if options.model else {},
+        "base_url": options.base_url,
         "people_without_documents": sorted(
             {f"{c.name}/{p}" for c in communities for n in options.noises
              for p in c.questions if p not in c.levels[n].sessions}),

@@ -1,0 +1,3 @@
+from personalens.cli.app import main
+
+main()

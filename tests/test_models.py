@@ -1,0 +1,198 @@
+import asyncio
+import random
+
+import pydantic
+import pytest
+
+from personalens.errors import InputError
+from personalens.models import (
+    ChatModel,
+    ModelCallFailed,
+    PermanentModelError,
+    RetryPolicy,
+    TransientModelError,
+    complete_structured,
+    load_model,
+    validate_spec,
+)
+from personalens.models.concurrency import AdaptiveLimiter
+from personalens.models.providers.scripted import ScriptedProvider
+from personalens.models.response_cache import ResponseCache
+from personalens.models.retry import parse_retry_after
+
+HELLO = [{"role": "user", "content": "hello"}]
+
+
+class Flaky:
+    """Fails with the given faults in order, then answers 'ok'."""
+
+    def __init__(self, faults):
+        self.faults = list(faults)
+
+    def __call__(self, messages):
+        if self.faults:
+            raise self.faults.pop(0)
+        return "ok"
+
+
+def _model(reply, **kwargs) -> tuple[ChatModel, list[float]]:
+    slept: list[float] = []
+
+    async def fake_sleep(seconds):
+        slept.append(seconds)
+
+    model = ChatModel("scripted", ScriptedProvider(default=reply), sleep=fake_sleep, **kwargs)
+    return model, slept
+
+
+def test_transient_faults_are_retried_and_counted_by_kind():
+    flaky = Flaky([TransientModelError("server_error", "500"),
+                   TransientModelError("rate_limit", "429", retry_after=7.0)])
+    model, slept = _model(flaky)
+    completion = asyncio.run(model.complete(HELLO))
+    assert completion.text == "ok"
+    assert slept[1] == 7.0  # Retry-After honoured exactly
+    assert 0.0 <= slept[0] <= 0.5  # full jitter under base_delay * 2**0
+    usage = model.ledger.as_dict()["target"]
+    assert usage["retries"] == {"rate_limit": 1, "server_error": 1}
+    assert usage["requests"] == 1 and usage["failures"] == {}
+
+
+def test_exhausted_retries_raise_a_recorded_failure():
+    model, slept = _model(Flaky([TransientModelError("timeout", "t")] * 10),
+                          retry=RetryPolicy(max_attempts=3))
+    with pytest.raises(ModelCallFailed) as info:
+        asyncio.run(model.complete(HELLO))
+    assert info.value.kind == "timeout" and info.value.attempts == 3
+    assert len(slept) == 2
+    assert model.ledger.as_dict()["target"]["failures"] == {"timeout": 1}
+
+
+def test_permanent_errors_are_not_retried():
+    model, slept = _model(Flaky([PermanentModelError("http_401", "bad key")]))
+    with pytest.raises(ModelCallFailed) as info:
+        asyncio.run(model.complete(HELLO))
+    assert info.value.kind == "http_401" and info.value.attempts == 1 and slept == []
+
+
+def test_backoff_grows_exponentially_and_caps():
+    policy = RetryPolicy(base_delay=1.0, max_delay=5.0)
+    rng = random.Random(0)
+    draws = [policy.delay(a, None, rng) for a in range(6) for _ in range(50)]
+    assert max(draws[:50]) <= 1.0 and max(draws[50:100]) <= 2.0
+    assert max(draws) <= 5.0 and max(draws[250:]) > 2.0
+    assert policy.delay(0, 100.0, rng) == 5.0  # Retry-After is capped at max_delay
+
+
+def test_parse_retry_after_seconds_and_http_date():
+    assert parse_retry_after("3") == 3.0
+    assert parse_retry_after(None) is None and parse_retry_after("soon") is None
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past
+
+
+def test_cache_returns_the_stored_completion_without_calling(tmp_path):
+    provider = ScriptedProvider(default="first")
+    model = ChatModel("scripted", provider, cache=ResponseCache(tmp_path / "c.sqlite"))
+    assert asyncio.run(model.complete(HELLO, temperature=0)).text == "first"
+    provider.default = "second"
+    again = asyncio.run(model.complete(HELLO, temperature=0))
+    assert again.text == "first" and again.cached
+    assert asyncio.run(model.complete(HELLO, temperature=1)).text == "second"  # params in key
+    assert len(provider.calls) == 2
+    assert model.ledger.as_dict()["target"]["cached_requests"] == 1
+
+
+class Answer(pydantic.BaseModel):
+    name: str
+    age: int
+
+
+def test_structured_output_accepts_fenced_json():
+    model, _ = _model('```json\n{"name": "Ada", "age": 36}\n```')
+    parsed, _ = asyncio.run(complete_structured(model, HELLO, Answer))
+    assert parsed == Answer(name="Ada", age=36)
+    sent = model.provider.calls[0]
+    assert sent == HELLO
+
+
+def test_structured_output_repairs_once_then_fails():
+    replies = iter(['{"name": "Ada"}', '{"name": "Ada", "age": 36}'])
+    model, _ = _model(lambda messages: next(replies))
+    parsed, _ = asyncio.run(complete_structured(model, HELLO, Answer))
+    assert parsed.age == 36
+    repair_turn = model.provider.calls[1][-1]["content"]
+    assert "age" in repair_turn and "not valid" in repair_turn
+
+    bad, _ = _model("not json")
+    with pytest.raises(ModelCallFailed) as info:
+        asyncio.run(complete_structured(bad, HELLO, Answer))
+    assert info.value.kind == "invalid_structured_output"
+    assert len(bad.provider.calls) == 2
+
+
+def test_limiter_halves_on_rate_limit_and_recovers_additively():
+    async def scenario():
+        limiter = AdaptiveLimiter(8)
+        limiter.on_rate_limit()
+        limiter.on_rate_limit()
+        assert limiter.limit == 2
+        for _ in range(2):
+            await limiter.on_success()
+        assert limiter.limit == 3
+        for _ in range(3):
+            await limiter.on_success()
+        assert limiter.limit == 4
+        for _ in range(100):
+            await limiter.on_success()
+        assert limiter.limit == 8
+
+    asyncio.run(scenario())
+
+
+def test_limiter_bounds_calls_in_flight():
+    async def scenario():
+        limiter = AdaptiveLimiter(3)
+        peak = 0
+
+        async def work():
+            nonlocal peak
+            async with limiter.slot():
+                peak = max(peak, limiter.in_flight)
+                await asyncio.sleep(0.01)
+
+        await asyncio.gather(*(work() for _ in range(20)))
+        return peak
+
+    assert asyncio.run(scenario()) == 3
+
+
+@pytest.mark.parametrize("spec", ["gpt-4o", "local/", "openai/", "anthropic/claude", ""])
+def test_unknown_specs_are_input_errors(spec):
+    with pytest.raises(InputError, match="unknown model spec"):
+        validate_spec(spec)
+
+
+def test_local_spec_must_name_a_bundled_model_or_gguf(tmp_path):
+    with pytest.raises(InputError, match="neither a bundled model"):
+        validate_spec(f"local/{tmp_path / 'missing.gguf'}")
+    validate_spec("local/smollm2-135m")
+
+
+def test_openai_spec_needs_a_key_unless_the_server_is_local(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(InputError, match=r"\$OPENAI_API_KEY"):
+        load_model("openai/gpt-4o-mini", use_cache=False)
+    model = load_model("openai/m", base_url="http://127.0.0.1:9/v1", use_cache=False)
+    assert model.provider.endpoint == "http://127.0.0.1:9/v1"
+
+
+def test_scripted_rules_file(tmp_path):
+    rules = tmp_path / "rules.json"
+    rules.write_text('{"rules": [{"pattern": "school", "reply": "Harvard"}], "default": "?"}')
+    model = load_model(f"scripted:{rules}", use_cache=False)
+    ask = [{"role": "user", "content": "Where did I go to school?"}]
+    assert asyncio.run(model.complete(ask)).text == "Harvard"
+    assert asyncio.run(model.complete(HELLO)).text == "?"
+    rules.write_text('{"rules": [{"pattern": "(", "reply": "x"}]}')
+    with pytest.raises(InputError, match="rule 0 field 'pattern'"):
+        load_model(f"scripted:{rules}")
