@@ -5,10 +5,10 @@ import signal
 import time
 
 import pytest
+
 from cli_runner import personalens, start
 from conftest import EXAMPLE
 from openai_stub import OpenAIStub
-
 from personalens.lenses.personabench.release_format import load_community
 
 FAKE_KEY = "sk-personalens-test-SECRET-4f9a1c"
@@ -59,7 +59,8 @@ def test_eval_against_a_real_http_server(tmp_path):
     assert metrics["noise_robustness"] == {"bm25": 1.0}
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["usage"]["target"]["requests"] == 54
-    assert manifest["status"] == "complete" and manifest["models"] == {"target": "openai/stub-model"}
+    assert manifest["status"] == "complete"
+    assert manifest["models"] == {"target": "openai/stub-model"}
     # The key never reaches anything the run wrote.
     for path in out.rglob("*"):
         if path.is_file():

@@ -6,7 +6,6 @@ import json
 import pytest
 
 from conftest import COMMUNITY_0
-
 from personalens.lenses.personabench.command import EvalOptions, run_eval
 from personalens.lenses.personabench.release_format import load_community
 

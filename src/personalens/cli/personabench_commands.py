@@ -44,7 +44,7 @@ def eval_command(
     max_attempts: Annotated[int, typer.Option(help="Attempts per model call before the item is "
                                                    "recorded as failed.")] = 6,
 ) -> None:
-    """Evaluate retrieval (recall, nDCG) and answers (precision, recall, F1) on PersonaBench data."""
+    """Evaluate retrieval (recall, nDCG) and answers (precision, recall, F1) on PersonaBench."""
     options = EvalOptions(
         data=data, out=out, noises=[normalise_noise(n) for n in split_list(noise)],
         retrievers=split_list(retriever), k=k, model=None if no_answer else model,

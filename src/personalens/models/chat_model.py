@@ -45,6 +45,12 @@ class ChatModel:
             self.cache.put(key, completion)
         return completion
 
+    async def aclose(self) -> None:
+        """Release the provider's connections; call before the event loop ends."""
+        close = getattr(self.provider, "aclose", None)
+        if close is not None:
+            await close()
+
     async def _send_with_retries(self, messages: list[Message], params: dict) -> Completion:
         sleep = self._sleep or asyncio.sleep
         limiter = limiter_for(self.provider.endpoint, self.concurrency)

@@ -41,7 +41,7 @@ def load_model(spec: str, *, role: str = "target", ledger: UsageLedger | None = 
         provider = (load_rules(Path(spec.removeprefix("scripted:")))
                     if spec.startswith("scripted:") else ScriptedProvider())
     elif kind == "local":
-        provider = LocalGGUFProvider(resolve_gguf(name), slots=concurrency or 2)
+        provider = LocalGGUFProvider(resolve_gguf(name), slots=concurrency or 1)
     else:
         provider = OpenAICompatibleProvider(
             name, base_url=base_url, api_key=_api_key(api_key_env, base_url),

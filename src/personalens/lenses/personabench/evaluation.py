@@ -71,8 +71,12 @@ class Evaluation:
         for item in items:
             groups.setdefault((item.retriever, item.community.name, item.noise, item.person),
                               []).append(item)
-        for group in groups.values():
-            await self._run_group(group)
+        try:
+            for group in groups.values():
+                await self._run_group(group)
+        finally:
+            if self.model is not None:
+                await self.model.aclose()
 
     async def _run_group(self, group: list[Item]) -> None:
         first = group[0]

@@ -2,7 +2,7 @@
 
 community_X/
   eval_info/eval_info_all.json                  [{Name, Eval_Info: {qa: [question...]}}]
-  eval_info/qa_gt_context_all_noise_<n>.json    [{q_id, question, answer, segment_id: {item: [ids]}}]
+  eval_info/qa_gt_context_all_noise_<n>.json    [{q_id, answer, segment_id: {item: [ids]}}]
   graph_json/social_graph.json
   private_data/noise_<n>/{conversation,user_ai_interaction,purchase_history}_data_all.json
 """
@@ -91,7 +91,8 @@ def find_communities(root: Path) -> list[Path]:
 
 
 def available_noises(community: Path) -> list[str]:
-    return sorted(p.name.removeprefix("noise_") for p in (community / "private_data").glob("noise_*"))
+    folders = (community / "private_data").glob("noise_*")
+    return sorted(p.name.removeprefix("noise_") for p in folders)
 
 
 def load_community(path: Path, noises: list[str]) -> Community:

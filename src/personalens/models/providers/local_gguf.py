@@ -36,7 +36,7 @@ def resolve_gguf(name: str) -> Path:
 
 
 class LocalGGUFProvider:
-    def __init__(self, path: Path, *, slots: int = 2, context_per_slot: int = 8192,
+    def __init__(self, path: Path, *, slots: int = 1, context_per_slot: int = 8192,
                  threads: int = 2):
         self.path = path
         self.endpoint = f"local:{path}"

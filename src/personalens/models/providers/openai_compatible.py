@@ -1,4 +1,4 @@
-"""Any OpenAI-compatible chat endpoint: OpenAI, vLLM, SGLang, Ollama, llama.cpp server, LM Studio."""
+"""Any OpenAI-compatible chat endpoint: OpenAI, vLLM, SGLang, Ollama, llama.cpp, LM Studio."""
 
 import json
 from typing import Any
@@ -39,6 +39,9 @@ class OpenAICompatibleProvider:
                 json.JSONDecodeError) as exc:
             raise TransientModelError("malformed_response", str(exc)) from exc
         return _completion(response)
+
+    async def aclose(self) -> None:
+        await self._client.close()
 
 
 def _status_error(exc: openai.APIStatusError) -> Exception:

@@ -56,7 +56,8 @@ def load_rules(path: Path) -> ScriptedProvider:
         try:
             re.compile(rule["pattern"])
         except re.error as exc:
-            raise InputError(f"bad regex ({exc})", where=f"{where} rule {i} field 'pattern'") from None
+            raise InputError(f"bad regex ({exc})",
+                             where=f"{where} rule {i} field 'pattern'") from None
         rules.append((rule["pattern"], rule["reply"]))
     default = data.get("default", "I don't know.")
     if not isinstance(default, str):
