@@ -8,7 +8,7 @@ from pathlib import Path
 from personalens.errors import InputError
 from personalens.lenses.personabench.analysis import summarise
 from personalens.lenses.personabench.evaluation import GT_CONTEXT, Evaluation, plan
-from personalens.lenses.personabench.release_format import find_communities, load_community
+from personalens.lenses.personabench.release_format import load_communities
 from personalens.lenses.personabench.report_page import build_report
 from personalens.models import RetryPolicy, UsageLedger, load_model, validate_spec
 from personalens.retrieval import get_retriever
@@ -64,7 +64,7 @@ def run_eval(options: EvalOptions, progress=None) -> Outcome:
     if options.model is not None:
         validate_spec(options.model)
     data = options.data.resolve()
-    communities = [load_community(p, options.noises) for p in find_communities(data)]
+    communities = load_communities(data, options.noises)
     retrievers = {name: None if name == GT_CONTEXT else get_retriever(name)
                   for name in options.retrievers}
     ledger = UsageLedger()

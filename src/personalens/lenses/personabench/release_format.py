@@ -77,6 +77,13 @@ def _without(value: Any, keys: set[str]) -> Any:
     return value
 
 
+def load_communities(root: Path, noises: list[str]) -> list[Community]:
+    """Every community at or below `root`, named by its path below `root` so names are unique."""
+    return [load_community(path, noises,
+                           None if path == root else path.relative_to(root).as_posix())
+            for path in find_communities(root)]
+
+
 def find_communities(root: Path) -> list[Path]:
     """`root` itself if it is a community, else every community folder below it."""
     if not root.exists():
@@ -95,9 +102,11 @@ def available_noises(community: Path) -> list[str]:
     return sorted(p.name.removeprefix("noise_") for p in folders)
 
 
-def load_community(path: Path, noises: list[str]) -> Community:
+def load_community(path: Path, noises: list[str], name: str | None = None) -> Community:
+    """Load one community; `name` (default: the folder's name) prefixes its item keys."""
     questions_file = path / "eval_info" / "eval_info_all.json"
-    community = Community(path.name, path, _load_questions(questions_file), files=[questions_file])
+    community = Community(name or path.name, path, _load_questions(questions_file),
+                          files=[questions_file])
     present = available_noises(path)
     for noise in noises:
         if noise not in present:
