@@ -20,17 +20,17 @@ def _png(fig) -> bytes:
 def grouped_bars(series: dict[str, dict[str, float | None]], ylabel: str, title: str) -> bytes:
     """One group of bars per category, one bar per series (missing values drawn as 0 height)."""
     categories = list(dict.fromkeys(c for values in series.values() for c in values))
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig, ax = plt.subplots(figsize=(9, 4))
     width = 0.8 / max(len(series), 1)
     x = np.arange(len(categories))
     for i, (name, values) in enumerate(series.items()):
         heights = [values.get(c) or 0.0 for c in categories]
         ax.bar(x + i * width - 0.4 + width / 2, heights, width, label=name)
     ax.set_xticks(x, categories)
-    ax.set_ylim(0, 1)
+    ax.set_ylim(0, 1.05)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend()
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))  # outside: never hides a bar
     return _png(fig)
 
 

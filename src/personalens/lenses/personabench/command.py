@@ -110,6 +110,8 @@ def _execute(run, items, retrievers, k, model, ledger, progress) -> dict:
     try:
         asyncio.run(evaluation.run_items(todo))
     finally:
+        if progress is not None:
+            progress.stop()
         run.write_manifest(usage=ledger.as_dict())
     records = run.records()
     metrics = summarise(records.values(), n_planned=len(items), answered=model is not None)
