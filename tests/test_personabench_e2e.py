@@ -138,3 +138,22 @@ def test_kill_9_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, kill_a
     assert _comparable(resumed) == _comparable(_records(reference))
     assert (json.loads((out / "metrics.json").read_text())["conditions"]
             == json.loads((reference / "metrics.json").read_text())["conditions"])
+
+
+def test_ctrl_c_leaves_a_resumable_run(tmp_path):
+    args = ("personabench", "eval", "--data", EXAMPLE, "--noise", "0.0", "--retriever", "bm25",
+            "--model", "openai/m", "--no-cache", "--concurrency", "1")
+    out = tmp_path / "run"
+    with OpenAIStub(oracle, delay=0.1) as stub:
+        process = start(*args, "--base-url", stub.base_url, "--out", out)
+        records = out / "records.jsonl"
+        deadline = time.time() + 60
+        while time.time() < deadline and not (records.exists() and records.read_text()):
+            time.sleep(0.01)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+        assert process.returncode == 130, stderr
+        assert "rerun the same command to resume" in stderr and "Traceback" not in stderr
+        assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
+        assert personalens(*args, "--base-url", stub.base_url, "--out", out).returncode == 0
+    assert len(_records(out)) == 27

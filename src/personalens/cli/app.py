@@ -23,13 +23,14 @@ def demo(
     out: Annotated[Path, typer.Option(help="Run directory for the demo.")] = Path("runs/demo"),
 ) -> None:
     """Evaluate the bundled example community offline: BM25 and MiniLM, answers by SmolLM2."""
+    from personalens.cli.interruption import interruptible
     from personalens.cli.progress import ItemProgress
     from personalens.lenses.personabench.command import EvalOptions, run_eval
     from personalens.models import DEFAULT_MODEL
 
     options = EvalOptions(data=EXAMPLE_DATA, out=out, noises=["0.0", "0.5"],
                           retrievers=["bm25", "minilm"], k=5, model=DEFAULT_MODEL)
-    personabench_commands.finish(run_eval(options, ItemProgress("demo")))
+    personabench_commands.finish(interruptible(lambda: run_eval(options, ItemProgress("demo"))))
 
 
 def main() -> None:
@@ -39,3 +40,4 @@ def main() -> None:
         # One line, no traceback: the message already names the file, record and field.
         print(f"personalens: error: {exc}", file=sys.stderr)
         sys.exit(2)
+

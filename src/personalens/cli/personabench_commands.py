@@ -5,6 +5,7 @@ from typing import Annotated
 
 import typer
 
+from personalens.cli.interruption import interruptible
 from personalens.cli.progress import ItemProgress
 from personalens.lenses.personabench.command import EvalOptions, normalise_noise, run_eval
 from personalens.models import DEFAULT_MODEL, SPEC_HELP
@@ -51,7 +52,8 @@ def eval_command(
         base_url=base_url, api_key_env=api_key_env, use_cache=not no_cache,
         concurrency=concurrency, max_attempts=max_attempts,
     )
-    finish(run_eval(options, ItemProgress("personabench")))
+    finish(interruptible(lambda: run_eval(options, ItemProgress("personabench"))))
+
 
 
 def finish(outcome) -> None:
