@@ -29,7 +29,7 @@ class Flaky:
     def __init__(self, faults):
         self.faults = list(faults)
 
-    def __call__(self, messages):
+    def __call__(self, messages, params):
         if self.faults:
             raise self.faults.pop(0)
         return "ok"
@@ -117,7 +117,7 @@ def test_structured_output_accepts_fenced_json():
 
 def test_structured_output_repairs_once_then_fails():
     replies = iter(['{"name": "Ada"}', '{"name": "Ada", "age": 36}'])
-    model, _ = _model(lambda messages: next(replies))
+    model, _ = _model(lambda messages, params: next(replies))
     parsed, _ = asyncio.run(complete_structured(model, HELLO, Answer))
     assert parsed.age == 36
     repair_turn = model.provider.calls[1][-1]["content"]

@@ -6,31 +6,48 @@ from typing import Annotated
 
 import typer
 
-from personalens.cli import personabench_commands
+from personalens.cli import generate_commands, personabench_commands
 from personalens.errors import InputError
 
 app = typer.Typer(help="personalens: measure how well AI assistants understand, find, ask for "
                        "and safely use a person's private information.",
                   no_args_is_help=True, pretty_exceptions_enable=False)
 app.add_typer(personabench_commands.app, name="personabench")
+app.command()(generate_commands.generate)
 
-EXAMPLE_DATA = (Path(__file__).resolve().parent.parent / "lenses" / "personabench"
-                / "example_data")
+DEMO_SCHEMA = (Path(__file__).resolve().parent.parent / "population" / "data"
+               / "demo_schema.yaml")
 
 
 @app.command()
 def demo(
-    out: Annotated[Path, typer.Option(help="Run directory for the demo.")] = Path("runs/demo"),
+    out: Annotated[Path, typer.Option(help="Directory for the demo's two runs.")
+                   ] = Path("runs/demo"),
 ) -> None:
-    """Evaluate the bundled example community offline: BM25 and MiniLM, answers by SmolLM2."""
+    """Generate a 3-person community with the bundled model, then evaluate it offline.
+
+    Generation uses a small 8-attribute template; evaluation uses BM25 and MiniLM at noise 0.0
+    and 0.5, with answers by the bundled SmolLM2. Both steps resume if interrupted.
+    """
     from personalens.cli.interruption import interruptible
     from personalens.cli.progress import ItemProgress
     from personalens.lenses.personabench.command import EvalOptions, run_eval
     from personalens.models import DEFAULT_MODEL
+    from personalens.population.generate import GenerateOptions, run_generate
 
-    options = EvalOptions(data=EXAMPLE_DATA, out=out, noises=["0.0", "0.5"],
-                          retrievers=["bm25", "minilm"], k=5, model=DEFAULT_MODEL)
-    personabench_commands.finish(interruptible(lambda: run_eval(options, ItemProgress("demo"))))
+    generation = GenerateOptions(people=3, communities=1, model=DEFAULT_MODEL,
+                                 out=out / "population", noises=["0.0", "0.5"],
+                                 attributes_per_person=2, schema=DEMO_SCHEMA)
+    summary = interruptible(lambda: run_generate(generation, ItemProgress("generate")))
+    if not summary["complete"]:
+        typer.echo(f"generation incomplete; see {out / 'population' / 'report.html'} and rerun "
+                   "the same command", err=True)
+        raise typer.Exit(3)
+    typer.echo(f"generated: {summary['data']}")
+    options = EvalOptions(data=out / "population" / "synthetic_data", out=out / "eval",
+                          noises=["0.0", "0.5"], retrievers=["bm25", "minilm"], k=5,
+                          model=DEFAULT_MODEL)
+    personabench_commands.finish(interruptible(lambda: run_eval(options, ItemProgress("eval"))))
 
 
 def main() -> None:

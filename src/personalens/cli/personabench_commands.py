@@ -77,3 +77,29 @@ def finish(outcome) -> None:
 
 def _fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
+
+
+@app.command("validate")
+def validate_command(
+    data: Annotated[Path, typer.Argument(help="A dataset in the release layout.")],
+    judge: Annotated[str | None, typer.Option(
+        help=f"Judge model for semantic reveal/leak checks: {SPEC_HELP}. Default: lexical "
+             "checks only.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="Judge's OpenAI-compatible base URL.")
+                        ] = None,
+) -> None:
+    """Check a dataset: ids resolve, answers are revealed, noise leaks nothing, graph symmetric."""
+    import asyncio
+
+    from personalens.lenses.personabench.validation import validate
+    from personalens.models import load_model
+
+    model = None if judge is None else load_model(judge, role="judge", base_url=base_url)
+    report = asyncio.run(validate(data.resolve(), model))
+    for line in report.summary:
+        typer.echo(line)
+    for error in report.errors:
+        typer.echo(f"error: {error}", err=True)
+    typer.echo(f"{len(report.errors)} error(s)")
+    if report.errors:
+        raise typer.Exit(1)

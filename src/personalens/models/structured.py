@@ -29,8 +29,25 @@ def parse_reply(text: str, schema: type[T]) -> T:
 
 
 async def complete_structured(model: ChatModel, messages: list[Message], schema: type[T],
-                              **params: Any) -> tuple[T, Completion]:
-    """A validated instance of `schema`; raises `ModelCallFailed` if the repair also fails."""
+                              regenerations: int = 0, **params: Any) -> tuple[T, Completion]:
+    """A validated instance of `schema`, repaired once per try.
+
+    With `regenerations` > 0, a reply that is still invalid after its repair is thrown away and
+    asked for afresh (with a different sampling seed) up to that many more times; then
+    `ModelCallFailed` is raised.
+    """
+    for attempt in range(regenerations + 1):
+        try:
+            return await _repaired(model, messages, schema,
+                                   **{**params, "seed": params.get("seed", 0) + attempt})
+        except ModelCallFailed as exc:
+            if exc.kind != "invalid_structured_output" or attempt == regenerations:
+                raise
+    raise AssertionError("unreachable: the loop returns or raises")
+
+
+async def _repaired(model: ChatModel, messages: list[Message], schema: type[T],
+                    **params: Any) -> tuple[T, Completion]:
     params = {**params, "response_format": response_format(schema)}
     completion = await model.complete(messages, **params)
     try:

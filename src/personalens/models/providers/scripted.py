@@ -9,14 +9,15 @@ from typing import Any
 from personalens.errors import InputError
 from personalens.models.completion import Completion, Message, Usage
 
-Reply = str | Callable[[list[Message]], str]
+Reply = str | Callable[[list[Message], dict[str, Any]], str]
 
 
 class ScriptedProvider:
     """First rule whose regex matches the last user message wins; else the default reply.
 
-    A reply may be a callable taking the messages; it may raise `TransientModelError` or
-    `PermanentModelError` to script faults.
+    A reply may be a callable taking the messages and the request params (response_format,
+    temperature, ...); it may raise `TransientModelError` or `PermanentModelError` to script
+    faults.
     """
 
     endpoint = "scripted"
@@ -32,7 +33,7 @@ class ScriptedProvider:
         self.calls.append(list(messages))
         last_user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
         reply = next((r for pattern, r in self.rules if pattern.search(last_user)), self.default)
-        text = reply(messages) if callable(reply) else reply
+        text = reply(messages, params) if callable(reply) else reply
         words = sum(len(m["content"].split()) for m in messages)
         return Completion(text=text, usage=Usage(words, len(text.split())))
 

@@ -1,0 +1,72 @@
+"""`personalens generate`"""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from personalens.cli.interruption import interruptible
+from personalens.cli.personabench_commands import split_list
+from personalens.cli.progress import ItemProgress
+from personalens.lenses.personabench.command import normalise_noise
+from personalens.models import DEFAULT_MODEL, SPEC_HELP
+from personalens.population.generate import GenerateOptions, run_generate
+
+
+def generate(
+    out: Annotated[Path, typer.Option(help="Output directory; rerunning resumes it.")],
+    people: Annotated[int, typer.Option(help="People per community (at least 3).")] = 10,
+    communities: Annotated[int, typer.Option(help="Number of communities.")] = 1,
+    model: Annotated[str, typer.Option(help=f"Generator model: {SPEC_HELP}.")] = DEFAULT_MODEL,
+    seed: Annotated[int, typer.Option(help="Seed for every random choice.")] = 0,
+    noise: Annotated[str, typer.Option(help="Noise levels to write, comma-separated.")
+                     ] = "0.0,0.3,0.5,0.7",
+    attributes_per_person: Annotated[int, typer.Option(
+        help="Own attributes queried per person (social questions come on top).")] = 20,
+    update_probability: Annotated[float, typer.Option(
+        help="Chance that a queried preference changed over time (outdated_value).")] = 0.005,
+    start: Annotated[str, typer.Option(help="First day of the sessions' time window.")
+                     ] = "2024-01-01",
+    end: Annotated[str, typer.Option(help="Last day of the time window.")] = "2024-12-31",
+    news: Annotated[Path | None, typer.Option(
+        help="JSONL news file (date, title, text); 20% of conversations may cite an item "
+             "dated inside the window.")] = None,
+    personas: Annotated[Path | None, typer.Option(
+        help="Seed personas, one per line (or JSONL with 'persona'); default: the bundled "
+             "list.")] = None,
+    schema: Annotated[Path | None, typer.Option(
+        help="YAML profile schema that adds or replaces attributes.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL.")] = None,
+    api_key_env: Annotated[str, typer.Option(help="Environment variable with the API key.")
+                           ] = "OPENAI_API_KEY",
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the response cache.")
+                        ] = False,
+    concurrency: Annotated[int | None, typer.Option(help="Requests in flight.")] = None,
+    max_attempts: Annotated[int, typer.Option(help="Attempts per model call.")] = 6,
+    price_per_mtok_in: Annotated[float, typer.Option(
+        help="USD per million prompt tokens, for the cost estimate.")] = 0.0,
+    price_per_mtok_out: Annotated[float, typer.Option(
+        help="USD per million completion tokens.")] = 0.0,
+) -> None:
+    """Generate synthetic communities in PersonaBench's release layout (plus hidden truth)."""
+    options = GenerateOptions(
+        people=people, communities=communities, model=model, out=out, seed=seed,
+        noises=[normalise_noise(n) for n in split_list(noise)],
+        attributes_per_person=attributes_per_person, update_probability=update_probability,
+        start=start, end=end, news=news, personas=personas, schema=schema, base_url=base_url,
+        api_key_env=api_key_env, use_cache=not no_cache, concurrency=concurrency,
+        max_attempts=max_attempts, price_per_mtok_in=price_per_mtok_in,
+        price_per_mtok_out=price_per_mtok_out)
+    summary = interruptible(lambda: run_generate(options, ItemProgress("generate")))
+    typer.echo(f"data: {summary['data']}")
+    typer.echo(f"report: {out / 'report.html'}")
+    for name, stats in summary["communities"].items():
+        if "failed" in stats:
+            typer.echo(f"{name}: FAILED ({stats['failed']})")
+        else:
+            typer.echo(f"{name}: {stats['people']} people, {stats['questions']} questions, "
+                       f"{stats['personal_sessions']} personal sessions "
+                       f"({stats['revealed_by_fallback']} needed a fallback line)")
+    if not summary["complete"]:
+        typer.echo("generation incomplete; rerun the same command to retry", err=True)
+        raise typer.Exit(3)

@@ -1,0 +1,1 @@
+"""The shared synthetic world: personas, social graph, profiles, private documents, QA."""

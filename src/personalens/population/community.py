@@ -1,0 +1,172 @@
+"""One community end to end: people, graph, profiles, sessions, questions, release files."""
+
+import asyncio
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from personalens.models import ChatModel
+from personalens.population import release_writer
+from personalens.population.document_plan import PURCHASE, Planner
+from personalens.population.graph_stage import newcomer, pick_anchor, triad
+from personalens.population.personas import Seed, SeedSampler
+from personalens.population.profile_schema import ProfileSchema
+from personalens.population.profile_stage import (
+    complete_profile,
+    grounded_attributes,
+    grounded_groups,
+    reconcile,
+)
+from personalens.population.session_writer import session_text, write_session
+from personalens.population.social_graph import FAMILY, Relation, build_graph, to_release_json
+from personalens.population.step_store import StepStore
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    people: int
+    communities: int
+    seed: int
+    noises: list[str]
+    attributes_per_person: int
+    update_probability: float
+    window: tuple[dt.datetime, dt.datetime]
+    news: list[dict]
+    personas: list[str]
+    schema: ProfileSchema
+
+
+def _adopt_family_surnames(seeds: list[Seed], relations: list[Relation],
+                           sampler: SeedSampler) -> dict[str, str]:
+    """Blood relatives share a surname: the later person takes the earlier one's (if free)."""
+    renames: dict[str, str] = {}
+    for r in relations:
+        if r.relation in FAMILY - {"partner"}:
+            anchor = renames.get(r.person, r.person)
+            newcomer_name = renames.get(r.other, r.other)
+            candidate = f"{newcomer_name.split()[0]} {anchor.split()[-1]}"
+            if candidate != newcomer_name and candidate not in sampler.used_names:
+                sampler.used_names.add(candidate)
+                renames[r.other] = candidate
+    return renames
+
+
+async def _relations(model, store, key, seeds, rng) -> list[Relation]:
+    relations = await triad(model, store, f"{key}/graph/triad", seeds[:3])
+    for i in range(3, len(seeds)):
+        anchor, other = pick_anchor(rng, i)
+        value = await newcomer(model, store, f"{key}/graph/newcomer/{i}", seeds[i], seeds[anchor],
+                               seeds[other])
+        relations.append(Relation(seeds[i].name, seeds[anchor].name,
+                                  value["relation_to_anchor"], value["description"]))
+        if value["also_knows_other"] and other != anchor:
+            relations.append(Relation(seeds[i].name, seeds[other].name,
+                                      value["relation_to_other"], ""))
+    return relations
+
+
+async def generate_community(index: int, config: GenerationConfig, model: ChatModel,
+                             store: StepStore, out: Path) -> dict[str, Any]:
+    """Generate community `index` into out/synthetic_data and out/ground_truth; return stats."""
+    key = f"community_{index}"
+    rng = np.random.default_rng([config.seed, index])
+    sampler = SeedSampler(config.personas, rng)
+    seeds = [sampler.seed() for _ in range(config.people)]
+    relations = await _relations(model, store, key, seeds, rng)
+    renames = _adopt_family_surnames(seeds, relations, sampler)
+    name = lambda n: renames.get(n, n)  # noqa: E731
+    personas = {name(s.name): s.persona for s in seeds}
+    graph, report = build_graph(list(personas), [
+        Relation(name(r.person), name(r.other), r.relation, r.description) for r in relations])
+
+    known: dict[str, dict] = {p: {} for p in personas}
+    for j, (keys, members) in enumerate(grounded_groups(graph)):
+        shared = await grounded_attributes(model, store, f"{key}/grounded/{j}", config.schema,
+                                           keys, members, personas)
+        for member in members:
+            known[member].update(shared)
+    profiles = dict(zip(personas, await asyncio.gather(*(
+        complete_profile(model, store, f"{key}/profile/{p}", config.schema,
+                         Seed(p, personas[p]), graph, personas, known[p])
+        for p in personas)), strict=True))
+
+    reconciled = [fix for p in personas for fix in reconcile(profiles[p], graph, p)]
+    planner = Planner(rng, config.schema, graph, profiles, config.window,
+                      config.attributes_per_person, config.update_probability, config.news)
+    max_noise = max(float(n) for n in config.noises)
+    plans = {p: planner.plan(p, max_noise) for p in personas}
+    written = await _write_sessions(model, store, key, plans, personas)
+    fixes = report.fixes + reconciled + _drop_repeated_purchases(plans, written)
+
+    root = out / "synthetic_data" / key
+    people = list(personas)
+    ids = {noise: release_writer.write_level(root, noise, people, plans, written)
+           for noise in config.noises}
+    release_writer.write_questions(root, people, plans, ids)
+    graph_json = to_release_json(graph, personas)
+    release_writer.write_ground_truth(out / "ground_truth" / key, profiles, personas,
+                                      graph_json, fixes, plans, written, ids)
+    (root / "graph_json").mkdir(parents=True, exist_ok=True)
+    release_writer.dump_json(root / "graph_json" / "social_graph.json", graph_json)
+    return _stats(plans, written, fixes, config.noises)
+
+
+async def _write_sessions(model, store, key, plans, personas) -> dict[str, dict[int, dict]]:
+    jobs = []
+    for person, plan in plans.items():
+        forbidden = sorted({item for q in plan.questions for item in q.items})
+        for session in plan.personal + plan.noise:
+            jobs.append((person, session, forbidden))
+
+    async def one(person, session, forbidden):
+        return await store.get(f"{key}/session/{person}/{session.index}",
+                               lambda: write_session(model, session, person, personas, forbidden))
+
+    results = await asyncio.gather(*(one(*job) for job in jobs))
+    written: dict[str, dict[int, dict]] = {p: {} for p in plans}
+    for (person, session, _), result in zip(jobs, results, strict=True):
+        written[person][session.index] = result
+    return written
+
+
+def _drop_repeated_purchases(plans, written) -> list[str]:
+    """Nobody buys the same product twice: later repeats leave noise purchase sessions."""
+    fixes = []
+    for person, plan in plans.items():
+        seen: set[str] = set()
+        for session in sorted(plan.personal + plan.noise, key=lambda s: s.time):
+            if session.kind != PURCHASE:
+                continue
+            items = written[person][session.index]["session"]["purchase_history"]
+            kept = [i for i in items if i["title"].lower() not in seen]
+            if session.reveal is None and kept and len(kept) < len(items):
+                fixes.append(f"{person}: dropped {len(items) - len(kept)} repeated purchase(s)")
+                written[person][session.index]["session"]["purchase_history"] = kept
+            seen.update(i["title"].lower() for i in items)
+    return fixes
+
+
+def _stats(plans, written, fixes, noises) -> dict[str, Any]:
+    from personalens.population.release_writer import level_sessions
+
+    per_level = {}
+    for noise in noises:
+        sessions = [(p, s) for p, plan in plans.items() for s in level_sessions(plan, float(noise))]
+        utterances = sum(len(written[p][s.index]["session"].get(k, []))
+                         for p, s in sessions for k in ("conversation", "user_ai_interaction"))
+        per_level[noise] = {"sessions": len(sessions), "utterances": utterances}
+    personal = [written[p][s.index] for p, plan in plans.items() for s in plan.personal]
+    noise = [written[p][s.index] for p, plan in plans.items() for s in plan.noise]
+    return {
+        "people": len(plans), "questions": sum(len(p.questions) for p in plans.values()),
+        "levels": per_level, "personal_sessions": len(personal),
+        "revealed_by_model": sum(w["revealed_by"] == "model" for w in personal),
+        "revealed_by_fallback": sum(w["revealed_by"] == "fallback" for w in personal),
+        "noise_sessions": len(noise),
+        "noise_replaced_for_leaks": sum(bool(w.get("replaced_leak")) for w in noise),
+        "fixes": fixes, "characters": sum(len(session_text(w["session"]))
+                                          for w in personal + noise),
+    }

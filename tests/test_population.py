@@ -1,0 +1,129 @@
+"""The generation pipeline with a deterministic schema-aware double (no real model)."""
+
+import asyncio
+import json
+
+import pytest
+
+import personalens.population.generate as generate_module
+from personalens.lenses.personabench.command import EvalOptions, run_eval
+from personalens.lenses.personabench.release_format import load_community
+from personalens.lenses.personabench.validation import validate
+from personalens.population.generate import GenerateOptions, run_generate
+from schema_double import schema_model
+
+
+@pytest.fixture
+def double(monkeypatch):
+    holder = {}
+
+    def fake_load_model(spec, **kwargs):
+        model = schema_model(holder.get("fail_when"))
+        model.ledger = kwargs["ledger"]
+        holder["model"] = model
+        return model
+
+    monkeypatch.setattr(generate_module, "load_model", fake_load_model)
+    return holder
+
+
+def _options(out, **overrides):
+    base = dict(people=4, communities=1, model="scripted", out=out, seed=3,
+                noises=["0.0", "0.5"], attributes_per_person=4, use_cache=False)
+    return GenerateOptions(**{**base, **overrides})
+
+
+def test_generated_data_is_valid_and_evaluates_unchanged(tmp_path, double):
+    summary = run_generate(_options(tmp_path / "gen"))
+    assert summary["complete"], summary["failures"]
+    data = tmp_path / "gen" / "synthetic_data"
+    report = asyncio.run(validate(data))
+    assert report.errors == []
+    community = load_community(data / "community_0", ["0.0", "0.5"])
+    assert len(community.questions) == 4
+    for person in community.questions:
+        personal = community.levels["0.0"].sessions[person]
+        at_half = community.levels["0.5"].sessions[person]
+        # Noise ratio 0.5: as many noise sessions as personal ones, personal text identical.
+        assert len(at_half) == 2 * len(personal)
+        assert {s.text for s in personal} <= {s.text for s in at_half}
+    metrics = run_eval(EvalOptions(data=data, out=tmp_path / "eval", noises=["0.0", "0.5"],
+                                   retrievers=["bm25"], k=5, model=None)).metrics
+    assert metrics["complete"] and metrics["n_planned"] > 0
+    types = {q.type for qs in community.questions.values() for q in qs}
+    assert types <= {"Basic information", "Preference", "Social"} and "Social" in types
+    truth = json.loads((tmp_path / "gen/ground_truth/community_0/profiles.json").read_text())
+    assert set(truth) == set(community.questions)
+    manifest = json.loads((tmp_path / "gen" / "manifest.json").read_text())
+    assert manifest["usage"]["generator"]["requests"] > 0
+    assert manifest["estimated_cost_usd"] == 0.0
+
+
+def test_social_questions_include_relationships_and_multi_hop(tmp_path, double):
+    run_generate(_options(tmp_path / "gen"))
+    community = load_community(tmp_path / "gen/synthetic_data/community_0", ["0.0"])
+    social = [q.question for qs in community.questions.values() for q in qs if q.type == "Social"]
+    assert any(q.endswith("relationship to me?") for q in social)
+    assert any(" my " in q for q in social if not q.endswith("relationship to me?"))
+
+
+def test_rerun_replays_every_step_without_calling_the_model(tmp_path, double):
+    run_generate(_options(tmp_path / "gen"))
+    first = {p.relative_to(tmp_path): p.read_bytes()
+             for p in (tmp_path / "gen" / "synthetic_data").rglob("*.json")}
+    calls = len(double["model"].provider.calls)
+    run_generate(_options(tmp_path / "gen"))
+    assert len(double["model"].provider.calls) == 0 and calls > 0
+    again = {p.relative_to(tmp_path): p.read_bytes()
+             for p in (tmp_path / "gen" / "synthetic_data").rglob("*.json")}
+    assert again == first
+
+
+def test_a_failing_step_is_recorded_and_retried_on_rerun(tmp_path, double):
+    double["fail_when"] = "Complete the profile"
+    summary = run_generate(_options(tmp_path / "gen", max_attempts=1))
+    assert not summary["complete"]
+    assert summary["failures"][0]["error"]["kind"] == "invalid_structured_output"
+    assert "failed" in summary["communities"]["community_0"]
+    double["fail_when"] = None
+    assert run_generate(_options(tmp_path / "gen"))["complete"]
+
+
+def test_information_updates_put_the_old_value_first(tmp_path, double):
+    run_generate(_options(tmp_path / "gen", update_probability=1.0, attributes_per_person=40))
+    community = load_community(tmp_path / "gen/synthetic_data/community_0", ["0.0"])
+    updated = [q for qs in community.questions.values() for q in qs if q.outdated_value]
+    assert updated, "every list preference should carry an update at probability 1"
+    sessions = json.loads((tmp_path / "gen/ground_truth/community_0/sessions.json").read_text())
+    for q in updated[:3]:
+        old = next(s for s in sessions if s["reveals"] and s["reveals"]["value"]
+                   == q.outdated_value[0] and s["reveals"]["attribute"])
+        assert old["revealed_by"] in ("model", "fallback")
+
+
+def test_news_items_in_the_window_ground_some_conversations(tmp_path, double):
+    news = tmp_path / "news.jsonl"
+    news.write_text("\n".join(json.dumps({"date": f"2024-0{m}-01", "title": f"Headline {m}",
+                                          "text": "Something happened."}) for m in range(1, 10)))
+    run_generate(_options(tmp_path / "gen", news=news, people=5))
+    prompts = [p for p in double["model"].provider.default.prompts if "Headline" in p]
+    assert prompts, "about 20% of conversations should cite a news item"
+    sessions = json.loads((tmp_path / "gen/ground_truth/community_0/sessions.json").read_text())
+    assert any(s["news"] for s in sessions)
+
+
+def test_fallback_line_reveals_what_the_model_left_out(tmp_path, double, monkeypatch):
+    from schema_double import SchemaDouble
+
+    original = SchemaDouble.__call__
+
+    def hide(self, messages, params):
+        messages = [*messages[:-1], {**messages[-1], "content": messages[-1]["content"]
+                                     .replace(" -> ", " -> hidden ")}]
+        return original(self, messages, params)
+
+    monkeypatch.setattr(SchemaDouble, "__call__", hide)
+    summary = run_generate(_options(tmp_path / "gen"))
+    stats = summary["communities"]["community_0"]
+    assert stats["revealed_by_fallback"] == stats["personal_sessions"] > 0
+    assert asyncio.run(validate(tmp_path / "gen" / "synthetic_data")).errors == []
