@@ -46,7 +46,8 @@ def _instance(node, defs, state):
     if kind == "object":
         return {k: _instance(v, defs, state) for k, v in node.get("properties", {}).items()}
     if kind == "array":
-        return [_instance(node["items"], defs, state) for _ in range(max(node.get("minItems", 1), 1))]
+        count = max(node.get("minItems", 1), 1)
+        return [_instance(node["items"], defs, state) for _ in range(count)]
     if kind == "integer":
         return max(node.get("minimum", 0), 30)
     if kind == "boolean":

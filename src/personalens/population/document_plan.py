@@ -145,7 +145,9 @@ class Planner:
     def _maybe_update(self, person: str, key: str, items: list[str],
                       question: QuestionPlan) -> str | None:
         """With a small probability an earlier session shows an old value of a preference."""
-        if self.schema.attributes[key].type != "list" or self.rng.random() >= self.update_probability:
+        if self.schema.attributes[key].type != "list":
+            return None
+        if self.rng.random() >= self.update_probability:
             return None
         # The old value is another person's entry for the same attribute: plausible, and known
         # not to be among this person's current ones.
@@ -171,8 +173,9 @@ class Planner:
                                                f"what {other} is to {person}"),
                 (other, relation))]
             questions.append(question)
-            keys = [k for k in self.schema.attributes
-                    if k in self.profiles.get(other, {}) and self.schema.attributes[k].social_questions]
+            known = self.profiles.get(other, {})
+            keys = [k for k, spec in self.schema.attributes.items()
+                    if k in known and spec.social_questions]
             if not keys:
                 continue
             key = keys[int(self.rng.integers(len(keys)))]

@@ -64,7 +64,8 @@ def _read(path: Path) -> tuple[dict[str, AttributeSpec], bool]:
     except FileNotFoundError:
         raise InputError("schema file not found", where=where) from None
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise InputError(f"not valid UTF-8 YAML ({str(exc).splitlines()[0]})", where=where) from None
+        first_line = str(exc).splitlines()[0]
+        raise InputError(f"not valid UTF-8 YAML ({first_line})", where=where) from None
     categories = data.get("meta_categories") if isinstance(data, dict) else None
     if not isinstance(categories, dict):
         raise InputError("expected a mapping with 'meta_categories'", where=where)
