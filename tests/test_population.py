@@ -127,3 +127,27 @@ def test_fallback_line_reveals_what_the_model_left_out(tmp_path, double, monkeyp
     stats = summary["communities"]["community_0"]
     assert stats["revealed_by_fallback"] == stats["personal_sessions"] > 0
     assert asyncio.run(validate(tmp_path / "gen" / "synthetic_data")).errors == []
+
+
+def test_sessions_the_model_cannot_write_are_written_by_code_and_counted(tmp_path, double):
+    double["fail_when"] = "Write a chat between"
+    summary = run_generate(_options(tmp_path / "gen"))
+    stats = summary["communities"]["community_0"]
+    assert summary["complete"] and stats["written_by_code"] > 0
+    assert asyncio.run(validate(tmp_path / "gen" / "synthetic_data")).errors == []
+    sessions = json.loads((tmp_path / "gen/ground_truth/community_0/sessions.json").read_text())
+    assert sum(bool(s["model_failed"]) for s in sessions) == stats["written_by_code"]
+
+
+def test_custom_schema_replaces_or_extends_the_template(tmp_path):
+    from personalens.population.profile_schema import load_schema
+
+    extra = tmp_path / "extra.yaml"
+    extra.write_text(
+        "meta_categories:\n  psychographic:\n    attributes:\n      favorite_teas:\n"
+        "        type: list\n        description: Teas the person likes.\n"
+        "        question_type: Preference\n        questions: ['Which teas do I like?']\n")
+    extended = load_schema(extra)
+    assert "favorite_teas" in extended.attributes and "age" in extended.attributes
+    extra.write_text("replace_default: true\n" + extra.read_text())
+    assert list(load_schema(extra).attributes) == ["favorite_teas"]

@@ -26,8 +26,8 @@ def demo(
 ) -> None:
     """Generate a 3-person community with the bundled model, then evaluate it offline.
 
-    Generation uses a small 8-attribute template; evaluation uses BM25 and MiniLM at noise 0.0
-    and 0.5, with answers by the bundled SmolLM2. Both steps resume if interrupted.
+    Generation uses a small 8-attribute template (noise levels 0.0 and 0.5); evaluation uses BM25
+    and MiniLM at noise 0.5, with answers by the bundled SmolLM2. Both steps resume.
     """
     from personalens.cli.interruption import interruptible
     from personalens.cli.progress import ItemProgress
@@ -37,7 +37,8 @@ def demo(
 
     generation = GenerateOptions(people=3, communities=1, model=DEFAULT_MODEL,
                                  out=out / "population", noises=["0.0", "0.5"],
-                                 attributes_per_person=2, schema=DEMO_SCHEMA)
+                                 attributes_per_person=2, max_list_entries=2,
+                                 schema=DEMO_SCHEMA)
     summary = interruptible(lambda: run_generate(generation, ItemProgress("generate")))
     if not summary["complete"]:
         typer.echo(f"generation incomplete; see {out / 'population' / 'report.html'} and rerun "
@@ -45,7 +46,7 @@ def demo(
         raise typer.Exit(3)
     typer.echo(f"generated: {summary['data']}")
     options = EvalOptions(data=out / "population" / "synthetic_data", out=out / "eval",
-                          noises=["0.0", "0.5"], retrievers=["bm25", "minilm"], k=5,
+                          noises=["0.5"], retrievers=["bm25", "minilm"], k=5,
                           model=DEFAULT_MODEL)
     personabench_commands.finish(interruptible(lambda: run_eval(options, ItemProgress("eval"))))
 

@@ -23,6 +23,8 @@ def generate(
                      ] = "0.0,0.3,0.5,0.7",
     attributes_per_person: Annotated[int, typer.Option(
         help="Own attributes queried per person (social questions come on top).")] = 20,
+    max_list_entries: Annotated[int, typer.Option(
+        help="Most entries a list attribute may hold (each needs its own session).")] = 5,
     update_probability: Annotated[float, typer.Option(
         help="Chance that a queried preference changed over time (outdated_value).")] = 0.005,
     start: Annotated[str, typer.Option(help="First day of the sessions' time window.")
@@ -52,7 +54,8 @@ def generate(
     options = GenerateOptions(
         people=people, communities=communities, model=model, out=out, seed=seed,
         noises=[normalise_noise(n) for n in split_list(noise)],
-        attributes_per_person=attributes_per_person, update_probability=update_probability,
+        attributes_per_person=attributes_per_person, max_list_entries=max_list_entries,
+        update_probability=update_probability,
         start=start, end=end, news=news, personas=personas, schema=schema, base_url=base_url,
         api_key_env=api_key_env, use_cache=not no_cache, concurrency=concurrency,
         max_attempts=max_attempts, price_per_mtok_in=price_per_mtok_in,

@@ -37,6 +37,7 @@ class GenerationConfig:
     news: list[dict]
     personas: list[str]
     schema: ProfileSchema
+    max_list_entries: int = 5
 
 
 def _adopt_family_surnames(seeds: list[Seed], relations: list[Relation],
@@ -85,12 +86,13 @@ async def generate_community(index: int, config: GenerationConfig, model: ChatMo
     known: dict[str, dict] = {p: {} for p in personas}
     for j, (keys, members) in enumerate(grounded_groups(graph)):
         shared = await grounded_attributes(model, store, f"{key}/grounded/{j}", config.schema,
-                                           keys, members, personas)
+                                           keys, members, personas, config.max_list_entries)
         for member in members:
             known[member].update(shared)
     profiles = dict(zip(personas, await asyncio.gather(*(
         complete_profile(model, store, f"{key}/profile/{p}", config.schema,
-                         Seed(p, personas[p]), graph, personas, known[p])
+                         Seed(p, personas[p]), graph, personas, known[p],
+                         config.max_list_entries)
         for p in personas)), strict=True))
 
     reconciled = [fix for p in personas for fix in reconcile(profiles[p], graph, p)]
@@ -165,6 +167,7 @@ def _stats(plans, written, fixes, noises) -> dict[str, Any]:
         "levels": per_level, "personal_sessions": len(personal),
         "revealed_by_model": sum(w["revealed_by"] == "model" for w in personal),
         "revealed_by_fallback": sum(w["revealed_by"] == "fallback" for w in personal),
+        "written_by_code": sum(bool(w.get("model_failed")) for w in personal + noise),
         "noise_sessions": len(noise),
         "noise_replaced_for_leaks": sum(bool(w.get("replaced_leak")) for w in noise),
         "fixes": fixes, "characters": sum(len(session_text(w["session"]))

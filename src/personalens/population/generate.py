@@ -26,6 +26,7 @@ class GenerateOptions:
     seed: int = 0
     noises: list[str] = field(default_factory=lambda: ["0.0", "0.3", "0.5", "0.7"])
     attributes_per_person: int = 20
+    max_list_entries: int = 5
     update_probability: float = 0.005
     start: str = "2024-01-01"
     end: str = "2024-12-31"
@@ -45,6 +46,7 @@ class GenerateOptions:
         return {"lens": "generate", "people": self.people, "communities": self.communities,
                 "model": self.model, "seed": self.seed, "noises": self.noises,
                 "attributes_per_person": self.attributes_per_person,
+                "max_list_entries": self.max_list_entries,
                 "update_probability": self.update_probability, "start": self.start,
                 "end": self.end, "news": str(self.news) if self.news else None,
                 "personas": str(self.personas) if self.personas else None,
@@ -70,6 +72,8 @@ def _check(options: GenerateOptions) -> None:
         raise InputError(f"--communities must be at least 1; got {options.communities}")
     if options.attributes_per_person < 1:
         raise InputError("--attributes-per-person must be at least 1")
+    if not 1 <= options.max_list_entries <= 5:
+        raise InputError("--max-list-entries must be between 1 and 5")
     if not 0.0 <= options.update_probability <= 1.0:
         raise InputError("--update-probability must be in [0, 1]")
     if options.max_attempts < 1:
@@ -85,7 +89,8 @@ def run_generate(options: GenerateOptions, progress=None) -> dict:
         noises=options.noises, attributes_per_person=options.attributes_per_person,
         update_probability=options.update_probability, window=window,
         news=read_news(options.news, window) if options.news else [],
-        personas=read_personas(options.personas), schema=load_schema(options.schema))
+        personas=read_personas(options.personas), schema=load_schema(options.schema),
+        max_list_entries=options.max_list_entries)
     ledger = UsageLedger()
     model = load_model(options.model, role="generator", ledger=ledger, base_url=options.base_url,
                        api_key_env=options.api_key_env, use_cache=options.use_cache,

@@ -13,14 +13,16 @@ def build_report(summary: dict, manifest: dict) -> str:
     rows = []
     for name, stats in summary["communities"].items():
         if "failed" in stats:
-            rows.append([name, "failed: " + stats["failed"], None, None, None, None, None])
+            rows.append([name, "failed: " + stats["failed"], None, None, None, None, None,
+                         None])
             continue
         rows.append([name, stats["people"], stats["questions"], stats["personal_sessions"],
                      stats["revealed_by_model"], stats["revealed_by_fallback"],
-                     stats["noise_replaced_for_leaks"]])
+                     stats["noise_replaced_for_leaks"], stats["written_by_code"]])
     report.table(["community", "people", "questions", "personal sessions",
                   "revealed by the model", "revealed by fallback line",
-                  "noise sessions replaced (leaks)"], rows)
+                  "noise sessions replaced (leaks)", "sessions written by code (model failed)"],
+                 rows)
     report.heading("Sessions per noise level", level=3)
     report.table(["community", "noise", "sessions", "utterances"],
                  [[name, noise, level["sessions"], level["utterances"]]

@@ -22,20 +22,22 @@ Text = pydantic.constr(strip_whitespace=True, min_length=1, max_length=60)
 PARTNERED = ("Married", "Partnered")
 
 
-def _field(spec: AttributeSpec) -> tuple[Any, Any]:
+def _field(spec: AttributeSpec, max_entries: int) -> tuple[Any, Any]:
     if spec.choices:
         return Literal[tuple(spec.choices)], pydantic.Field(description=spec.description)
     if spec.type == "list":
-        return list[Text], pydantic.Field(min_length=1, max_length=MAX_LIST_ENTRIES,
+        return list[Text], pydantic.Field(min_length=1, max_length=max_entries,
                                           description=spec.description)
     if spec.value_kind == "integer":
         return int, pydantic.Field(ge=1, le=120, description=spec.description)
     return Text, pydantic.Field(description=spec.description)
 
 
-def attribute_model(specs: list[AttributeSpec]) -> type[pydantic.BaseModel]:
+def attribute_model(specs: list[AttributeSpec],
+                    max_entries: int = MAX_LIST_ENTRIES) -> type[pydantic.BaseModel]:
     """A pydantic model with one typed, bounded field per attribute."""
-    return pydantic.create_model("Attributes", **{s.key: _field(s) for s in specs})
+    return pydantic.create_model("Attributes",
+                                 **{s.key: _field(s, max_entries) for s in specs})
 
 
 def clean(value: Any) -> Any:
@@ -73,7 +75,7 @@ def grounded_groups(graph: nx.DiGraph) -> list[tuple[tuple[str, ...], list[str]]
 
 async def grounded_attributes(model: ChatModel, store: StepStore, key: str,
                               schema: ProfileSchema, keys: tuple[str, ...], members: list[str],
-                              personas: dict[str, str]) -> dict[str, Any]:
+                              personas: dict[str, str], max_entries: int) -> dict[str, Any]:
     specs = [schema.attributes[k] for k in keys if k in schema.attributes]
     if not specs:
         return {}
@@ -85,7 +87,8 @@ async def grounded_attributes(model: ChatModel, store: StepStore, key: str,
                   + "; ".join(f"{s.key} ({s.description})" for s in specs))
         parsed, _ = await complete_structured(
             model, [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}],
-            attribute_model(specs), regenerations=1, temperature=0.7, max_tokens=300)
+            attribute_model(specs, max_entries), regenerations=1, temperature=0.7,
+            max_tokens=300)
         return {k: clean(v) for k, v in parsed.model_dump().items()}
 
     return await store.get(key, ask)
@@ -93,7 +96,7 @@ async def grounded_attributes(model: ChatModel, store: StepStore, key: str,
 
 async def complete_profile(model: ChatModel, store: StepStore, key: str, schema: ProfileSchema,
                            seed: Seed, graph: nx.DiGraph, personas: dict[str, str],
-                           known: dict[str, Any]) -> dict[str, Any]:
+                           known: dict[str, Any], max_entries: int) -> dict[str, Any]:
     """Every schema attribute not already known, asked CHUNK at a time."""
     profile = dict(known)
     missing = [s for s in schema.attributes.values() if s.key not in profile]
@@ -109,7 +112,8 @@ async def complete_profile(model: ChatModel, store: StepStore, key: str, schema:
             parsed, _ = await complete_structured(
                 model, [{"role": "system", "content": SYSTEM},
                         {"role": "user", "content": prompt}],
-                attribute_model(specs), regenerations=1, temperature=0.7, max_tokens=600)
+                attribute_model(specs, max_entries), regenerations=1, temperature=0.7,
+                max_tokens=600)
             return {k: clean(v) for k, v in parsed.model_dump().items()}
 
         profile.update(await store.get(f"{key}/{start // CHUNK}", ask))

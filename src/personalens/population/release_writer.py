@@ -107,6 +107,7 @@ def write_ground_truth(root: Path, profiles: dict, personas: dict, graph_json: d
                 "reveals": None if session.reveal is None else vars(session.reveal),
                 "revealed_by": meta.get("revealed_by"),
                 "replaced_leak": meta.get("replaced_leak", False),
+                "model_failed": meta.get("model_failed"),
                 "news": session.news["title"] if session.news else None,
             })
     dump_json(root / "sessions.json", provenance)

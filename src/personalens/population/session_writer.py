@@ -9,7 +9,7 @@ from typing import Literal
 
 import pydantic
 
-from personalens.models import ChatModel, complete_structured
+from personalens.models import ChatModel, ModelCallFailed, complete_structured
 from personalens.population.document_plan import CONVERSATION, PURCHASE, USER_AI, SessionPlan
 from personalens.population.reveal_check import leaks, reveals, session_text
 
@@ -150,14 +150,25 @@ def small_talk(plan: SessionPlan, person: str) -> dict:
 
 async def write_session(model: ChatModel, plan: SessionPlan, person: str,
                         personas: dict[str, str], forbidden: list[str]) -> dict:
-    """The session in release form (without ids) plus how its content was checked."""
-    session: dict = {}
+    """The session in release form (without ids) plus how its content was checked.
+
+    When the model cannot produce a valid session at all (it keeps breaking the JSON schema),
+    code writes it (`model_failed: true`), so one bad reply does not sink a whole community; the
+    count is reported with the run's statistics.
+    """
+    session = small_talk(plan, person)
     for attempt in range(2):
         prompt = _prompt(plan, person, personas, strict=attempt > 0)
-        parsed, _ = await complete_structured(
-            model, [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}],
-            _SCHEMAS[plan.kind], regenerations=1, temperature=0.8, max_tokens=700,
-            seed=2 * attempt)
+        try:
+            parsed, _ = await complete_structured(
+                model, [{"role": "system", "content": SYSTEM},
+                        {"role": "user", "content": prompt}],
+                _SCHEMAS[plan.kind], regenerations=1, temperature=0.8, max_tokens=700,
+                seed=2 * attempt)
+        except ModelCallFailed as exc:
+            if exc.kind != "invalid_structured_output":
+                raise  # the endpoint itself failed: a recorded step failure, retried on rerun
+            return _written_by_code(plan, person, exc)
         session = _to_release(plan, person, parsed)
         text = session_text(session)
         if plan.reveal is not None and reveals(text, plan.reveal.value, plan.reveal.attribute):
@@ -167,3 +178,11 @@ async def write_session(model: ChatModel, plan: SessionPlan, person: str,
     if plan.reveal is not None:
         return {"session": add_fallback(plan, person, session), "revealed_by": "fallback"}
     return {"session": small_talk(plan, person), "revealed_by": None, "replaced_leak": True}
+
+
+def _written_by_code(plan: SessionPlan, person: str, exc: ModelCallFailed) -> dict:
+    session = small_talk(plan, person)
+    if plan.reveal is None:
+        return {"session": session, "revealed_by": None, "model_failed": str(exc)}
+    return {"session": add_fallback(plan, person, session), "revealed_by": "fallback",
+            "model_failed": str(exc)}
