@@ -78,7 +78,10 @@ async def generate_community(index: int, config: GenerationConfig, model: ChatMo
     seeds = [sampler.seed() for _ in range(config.people)]
     relations = await _relations(model, store, key, seeds, rng)
     renames = _adopt_family_surnames(seeds, relations, sampler)
-    name = lambda n: renames.get(n, n)  # noqa: E731
+
+    def name(n: str) -> str:
+        return renames.get(n, n)
+
     personas = {name(s.name): s.persona for s in seeds}
     graph, report = build_graph(list(personas), [
         Relation(name(r.person), name(r.other), r.relation, r.description) for r in relations])
@@ -152,11 +155,10 @@ def _drop_repeated_purchases(plans, written) -> list[str]:
 
 
 def _stats(plans, written, fixes, noises) -> dict[str, Any]:
-    from personalens.population.release_writer import level_sessions
-
     per_level = {}
     for noise in noises:
-        sessions = [(p, s) for p, plan in plans.items() for s in level_sessions(plan, float(noise))]
+        sessions = [(p, s) for p, plan in plans.items()
+                    for s in release_writer.level_sessions(plan, float(noise))]
         utterances = sum(len(written[p][s.index]["session"].get(k, []))
                          for p, s in sessions for k in ("conversation", "user_ai_interaction"))
         per_level[noise] = {"sessions": len(sessions), "utterances": utterances}

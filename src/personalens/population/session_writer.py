@@ -15,7 +15,7 @@ from personalens.population.reveal_check import leaks, reveals, session_text
 
 SYSTEM = ("You write short, natural, realistic transcripts and records for a synthetic dataset "
           "of private documents. Reply with JSON only.")
-Line = pydantic.constr(strip_whitespace=True, min_length=1, max_length=160)
+Line = pydantic.constr(strip_whitespace=True, min_length=1, max_length=120)
 
 
 class Turn(pydantic.BaseModel):
@@ -24,7 +24,7 @@ class Turn(pydantic.BaseModel):
 
 
 class Conversation(pydantic.BaseModel):
-    turns: list[Turn] = pydantic.Field(min_length=4, max_length=6)
+    turns: list[Turn] = pydantic.Field(min_length=4, max_length=5)
 
 
 class ChatTurn(pydantic.BaseModel):
@@ -33,7 +33,7 @@ class ChatTurn(pydantic.BaseModel):
 
 
 class Chat(pydantic.BaseModel):
-    turns: list[ChatTurn] = pydantic.Field(min_length=4, max_length=6)
+    turns: list[ChatTurn] = pydantic.Field(min_length=4, max_length=5)
 
 
 class Item(pydantic.BaseModel):
@@ -163,7 +163,7 @@ async def write_session(model: ChatModel, plan: SessionPlan, person: str,
             parsed, _ = await complete_structured(
                 model, [{"role": "system", "content": SYSTEM},
                         {"role": "user", "content": prompt}],
-                _SCHEMAS[plan.kind], regenerations=1, temperature=0.8, max_tokens=700,
+                _SCHEMAS[plan.kind], regenerations=1, temperature=0.8, max_tokens=500,
                 seed=2 * attempt)
         except ModelCallFailed as exc:
             if exc.kind != "invalid_structured_output":
