@@ -44,13 +44,15 @@ def eval_command(
                                                          "model endpoint.")] = None,
     max_attempts: Annotated[int, typer.Option(help="Attempts per model call before the item is "
                                                    "recorded as failed.")] = 6,
+    timeout: Annotated[float, typer.Option(help="Seconds before an HTTP model call times out "
+                                                "(and is retried).")] = 120.0,
 ) -> None:
     """Evaluate retrieval (recall, nDCG) and answers (precision, recall, F1) on PersonaBench."""
     options = EvalOptions(
         data=data, out=out, noises=[normalise_noise(n) for n in split_list(noise)],
         retrievers=split_list(retriever), k=k, model=None if no_answer else model,
         base_url=base_url, api_key_env=api_key_env, use_cache=not no_cache,
-        concurrency=concurrency, max_attempts=max_attempts,
+        concurrency=concurrency, max_attempts=max_attempts, timeout=timeout,
     )
     finish(interruptible(lambda: run_eval(options, ItemProgress("personabench"))))
 

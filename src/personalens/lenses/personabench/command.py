@@ -28,6 +28,7 @@ class EvalOptions:
     use_cache: bool = True
     concurrency: int | None = None
     max_attempts: int = 6
+    timeout: float = 120.0
 
     def config(self) -> dict:
         """What identifies the run: resuming with anything different is refused.
@@ -71,7 +72,8 @@ def run_eval(options: EvalOptions, progress=None) -> Outcome:
     model = None if options.model is None else load_model(
         options.model, role="target", ledger=ledger, base_url=options.base_url,
         api_key_env=options.api_key_env, use_cache=options.use_cache,
-        concurrency=options.concurrency, retry=RetryPolicy(max_attempts=options.max_attempts))
+        concurrency=options.concurrency, retry=RetryPolicy(max_attempts=options.max_attempts),
+        timeout=options.timeout)
     items = plan(communities, options.noises, options.retrievers)
     files = [f for c in communities for f in c.files]
     run = RunDirectory.open(options.out, {

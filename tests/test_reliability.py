@@ -1,0 +1,92 @@
+"""Runs survive faults: a flaky server, kill -9 at random points, and rate limits."""
+
+import json
+import random
+import signal
+import time
+
+import pytest
+from cli_runner import personalens, start
+from conftest import EXAMPLE
+from fault_server import FaultServer, seeded_plan
+from test_personabench_e2e import oracle
+
+ARGS = ("personabench", "eval", "--data", EXAMPLE, "--noise", "0.0,0.5", "--retriever", "bm25",
+        "--model", "openai/m", "--no-cache")
+
+
+def _records(run_dir) -> list[dict]:
+    lines = (run_dir / "records.jsonl").read_text().splitlines()
+    return sorted((json.loads(x) for x in lines), key=lambda r: r["key"])
+
+
+def _scored(records: list[dict]) -> list[dict]:
+    """Records without what legitimately differs between runs (token counts of retries)."""
+    return [{k: v for k, v in r.items() if k not in ("usage", "cached")} for r in records]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    out = tmp_path_factory.mktemp("reference") / "run"
+    with FaultServer(oracle) as server:
+        assert personalens(*ARGS, "--base-url", server.base_url, "--out", out).returncode == 0
+    return out
+
+
+def test_thirty_percent_faulty_requests_change_nothing(tmp_path, reference):
+    out = tmp_path / "run"
+    with FaultServer(oracle, seeded_plan(0.3, seed=7), slow_seconds=2.0) as server:
+        result = personalens(*ARGS, "--base-url", server.base_url, "--timeout", "1",
+                             "--concurrency", "8", "--out", out)
+    assert result.returncode == 0, result.stderr
+    injected = sum(server.faults.values())
+    assert injected >= 0.2 * 54 and len(server.faults) >= 5  # mixed kinds actually happened
+    assert _scored(_records(out)) == _scored(_records(reference))
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["conditions"] == json.loads((reference / "metrics.json").read_text())[
+        "conditions"]
+    retries = json.loads((out / "manifest.json").read_text())["usage"]["target"]["retries"]
+    kinds = {"500": "server_error", "429": "rate_limit", "429-retry-after": "rate_limit",
+             "slow": "timeout", "drop": "connection", "malformed": "malformed_response",
+             "empty": "malformed_response"}
+    expected: dict[str, int] = {}
+    for fault, count in server.faults.items():
+        expected[kinds[fault]] = expected.get(kinds[fault], 0) + count
+    # Every injected fault is counted under its kind. A pooled keep-alive connection that the
+    # server dropped can cost one extra "connection" retry, which is a real retry too.
+    for kind, count in expected.items():
+        assert retries.get(kind, 0) >= count, (kind, retries, expected)
+    assert set(retries) == set(expected)
+    assert sum(retries.values()) - injected <= 2
+
+
+@pytest.mark.parametrize("trial", range(10))
+def test_kill_9_at_a_random_point_then_resume(tmp_path, reference, trial):
+    kill_after = random.Random(trial).randint(1, 50)
+    out = tmp_path / "killed"
+    with FaultServer(oracle) as server:
+        process = start(*ARGS, "--base-url", server.base_url, "--concurrency", "2", "--out", out)
+        records = out / "records.jsonl"
+        deadline = time.time() + 120
+        while time.time() < deadline and process.poll() is None:
+            if records.exists() and records.read_text().count("\n") >= kill_after:
+                break
+            time.sleep(0.005)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        assert personalens(*ARGS, "--base-url", server.base_url, "--out", out).returncode == 0
+    resumed = _records(out)
+    assert len(resumed) == len({r["key"] for r in resumed}) == 54
+    assert _scored(resumed) == _scored(_records(reference))
+
+
+def test_adaptive_concurrency_converges_under_a_rate_limit(tmp_path, reference):
+    out = tmp_path / "run"
+    with FaultServer(oracle, rate_limit_per_second=15) as server:
+        result = personalens(*ARGS, "--base-url", server.base_url, "--concurrency", "16",
+                             "--max-attempts", "10", "--out", out)
+    assert result.returncode == 0, result.stderr
+    assert server.faults["429-rate"] > 0  # the limit was hit ...
+    assert _scored(_records(out)) == _scored(_records(reference))  # ... and nothing was lost
+    usage = json.loads((out / "manifest.json").read_text())["usage"]["target"]
+    assert usage["failures"] == {} and usage["retries"]["rate_limit"] == server.faults["429-rate"]
