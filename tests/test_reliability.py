@@ -6,6 +6,7 @@ import signal
 import time
 
 import pytest
+
 from cli_runner import personalens, start
 from conftest import EXAMPLE
 from fault_server import FaultServer, seeded_plan
@@ -90,3 +91,60 @@ def test_adaptive_concurrency_converges_under_a_rate_limit(tmp_path, reference):
     assert _scored(_records(out)) == _scored(_records(reference))  # ... and nothing was lost
     usage = json.loads((out / "manifest.json").read_text())["usage"]["target"]
     assert usage["failures"] == {} and usage["retries"]["rate_limit"] == server.faults["429-rate"]
+
+
+def _schema_reply(body: dict) -> str:
+    from schema_double import SchemaDouble
+
+    return SchemaDouble()(body["messages"], {"response_format": body["response_format"]})
+
+
+GENERATE = ("generate", "--people", "3", "--attributes-per-person", "2", "--max-list-entries",
+            "2", "--noise", "0.0,0.5", "--model", "openai/m", "--no-cache", "--seed", "5")
+
+
+def _files(root) -> dict:
+    return {p.relative_to(root): p.read_bytes() for p in root.rglob("*.json")}
+
+
+@pytest.fixture(scope="module")
+def generated_reference(tmp_path_factory):
+    out = tmp_path_factory.mktemp("gen-reference") / "gen"
+    with FaultServer(_schema_reply) as server:
+        result = personalens(*GENERATE, "--base-url", server.base_url, "--out", out)
+        assert result.returncode == 0, result.stderr
+    return out
+
+
+@pytest.mark.parametrize("trial", range(3))
+def test_generate_killed_at_a_random_point_resumes_to_identical_data(tmp_path, trial,
+                                                                     generated_reference):
+    kill_after = random.Random(100 + trial).randint(1, 25)
+    out = tmp_path / "gen"
+    with FaultServer(_schema_reply) as server:
+        process = start(*GENERATE, "--base-url", server.base_url, "--out", out)
+        records = out / "records.jsonl"
+        deadline = time.time() + 120
+        while time.time() < deadline and process.poll() is None:
+            if records.exists() and records.read_text().count("\n") >= kill_after:
+                break
+            time.sleep(0.005)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        result = personalens(*GENERATE, "--base-url", server.base_url, "--out", out)
+        assert result.returncode == 0, result.stderr
+    assert _files(out / "synthetic_data") == _files(generated_reference / "synthetic_data")
+    keys = [json.loads(x)["key"] for x in (out / "records.jsonl").read_text().splitlines()]
+    assert len(keys) == len(set(keys))
+
+
+def test_generate_with_broken_structured_outputs_still_completes(tmp_path):
+    from fault_server import STRUCTURED_FAULTS
+
+    out = tmp_path / "gen"
+    with FaultServer(_schema_reply, seeded_plan(0.3, seed=3, faults=STRUCTURED_FAULTS)) as server:
+        result = personalens(*GENERATE, "--base-url", server.base_url, "--out", out)
+    assert result.returncode == 0, result.stderr
+    assert server.faults["truncated"] + server.faults["schema"] > 0
+    check = personalens("personabench", "validate", out / "synthetic_data")
+    assert check.returncode == 0, check.stderr

@@ -5,13 +5,13 @@ import json
 import shutil
 
 import pytest
-from cli_runner import personalens
-from schema_double import schema_model
 
 import personalens.population.generate as generate_module
+from cli_runner import personalens
 from personalens.errors import InputError
 from personalens.lenses.personabench.validation import validate
 from personalens.population.generate import GenerateOptions, run_generate
+from schema_double import schema_model
 
 
 @pytest.fixture(scope="module")

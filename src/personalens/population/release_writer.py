@@ -8,6 +8,7 @@ profiles, graph and per-session provenance, which no model under test is ever gi
 import json
 from pathlib import Path
 
+from personalens.errors import InputError
 from personalens.population.document_plan import (
     CONVERSATION,
     PURCHASE,
@@ -20,6 +21,13 @@ from personalens.runs import write_atomic
 _TIME_FORMAT = "%Y/%b/%d/%I:%M %p"
 _FILES = {CONVERSATION: "conversation_data", USER_AI: "user_ai_interaction_data",
           PURCHASE: "purchase_history_data"}
+
+
+def safe_name(name: str) -> str:
+    """A person's name as a folder name; refuses anything that could leave the folder."""
+    if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
+        raise InputError(f"person name {name!r} cannot be used as a folder name")
+    return name
 
 
 def dump_json(path: Path, value) -> None:
@@ -60,7 +68,8 @@ def write_level(root: Path, noise: str, people: list[str], plans: dict[str, Pers
         for kind, filename in _FILES.items():
             entry = {"Name": person, "Data": data[kind]}
             by_file[kind].append(entry)
-            dump_json(root / "private_data" / f"noise_{noise}" / person / f"{filename}.json", entry)
+            dump_json(root / "private_data" / f"noise_{noise}" / safe_name(person)
+                      / f"{filename}.json", entry)
     for kind, filename in _FILES.items():
         dump_json(root / "private_data" / f"noise_{noise}" / f"{filename}_all.json", by_file[kind])
     return ids
