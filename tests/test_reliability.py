@@ -116,7 +116,7 @@ def generated_reference(tmp_path_factory):
     return out
 
 
-@pytest.mark.parametrize("trial", range(3))
+@pytest.mark.parametrize("trial", range(10))
 def test_generate_killed_at_a_random_point_resumes_to_identical_data(tmp_path, trial,
                                                                      generated_reference):
     kill_after = random.Random(100 + trial).randint(1, 25)
