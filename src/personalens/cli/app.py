@@ -6,13 +6,14 @@ from typing import Annotated
 
 import typer
 
-from personalens.cli import generate_commands, personabench_commands
+from personalens.cli import generate_commands, personabench_commands, pqb_commands
 from personalens.errors import InputError
 
 app = typer.Typer(help="personalens: measure how well AI assistants understand, find, ask for "
                        "and safely use a person's private information.",
                   no_args_is_help=True, pretty_exceptions_enable=False)
 app.add_typer(personabench_commands.app, name="personabench")
+app.add_typer(pqb_commands.app, name="pqb")
 app.command()(generate_commands.generate)
 
 DEMO_SCHEMA = (Path(__file__).resolve().parent.parent / "population" / "data"

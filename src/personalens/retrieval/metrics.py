@@ -52,3 +52,21 @@ def mrr(rel: np.ndarray) -> np.ndarray:
     """Reciprocal rank of the first relevant id within the matrix's k ranks; 0 if none."""
     first = rel.argmax(axis=1)
     return np.where(rel.any(axis=1), 1.0 / (first + 1.0), 0.0)
+
+
+def flips(hit_a: np.ndarray, hit_b: np.ndarray) -> np.ndarray:
+    """1.0 where exactly one query of a pair finds the item in its top k."""
+    return (hit_a.astype(bool) != hit_b.astype(bool)).astype(float)
+
+
+def flip_rate(hit_a: np.ndarray, hit_b: np.ndarray, *, conditioned: bool) -> float | None:
+    """Share of query pairs (same item, two phrasings) where exactly one query hits.
+
+    conditioned=True is PersonalQuery-Benchmark's paper definition: only pairs where at least
+    one query hits count. conditioned=False is its released code's: every pair counts. None
+    when no pair qualifies.
+    """
+    flipped = flips(hit_a, hit_b)
+    eligible = (hit_a.astype(bool) | hit_b.astype(bool)) if conditioned else np.ones_like(flipped,
+                                                                                           bool)
+    return float(flipped[eligible].mean()) if eligible.any() else None

@@ -1,0 +1,1 @@
+"""PersonalQuery-Benchmark: is retrieval robust to how each user phrases a need?"""

@@ -1,0 +1,65 @@
+"""metrics.json for a PQB run, from its records (one per released query record).
+
+Each record holds the rank (1-based, within the top MAX_K) of its target item for the user's
+clean query and for their typo query (None: not retrieved). Pairs are two users' clean queries
+for the same item.
+"""
+
+from itertools import combinations
+
+import numpy as np
+
+from personalens.retrieval.metrics import flip_rate
+from personalens.stats import bootstrap_ci
+
+KS = (1, 5, 10, 20)
+MAX_K = max(KS)
+
+
+def _hits(ranks: list[int | None], k: int) -> np.ndarray:
+    return np.array([r is not None and r <= k for r in ranks], dtype=float)
+
+
+def _rr(ranks: list[int | None]) -> np.ndarray:
+    return np.array([0.0 if r is None else 1.0 / r for r in ranks])
+
+
+def _with_ci(values: np.ndarray, seed: int) -> dict:
+    low, high = bootstrap_ci(values, lambda v: float(v.mean()), seed=seed)
+    return {"value": float(values.mean()) if len(values) else None, "ci_low": low,
+            "ci_high": high, "n": int(len(values))}
+
+
+def pairs(records: list[dict]) -> list[tuple[dict, dict]]:
+    by_item: dict[str, list[dict]] = {}
+    for r in sorted(records, key=lambda r: r["key"]):
+        by_item.setdefault(r["parent_asin"], []).append(r)
+    return [pair for group in by_item.values() for pair in combinations(group, 2)]
+
+
+def summarise(records: list[dict], seed: int = 0) -> dict:
+    records = sorted(records, key=lambda r: r["key"])
+    both = pairs(records)
+    a = [p[0]["rank_clean"] for p in both]
+    b = [p[1]["rank_clean"] for p in both]
+    typo = [r for r in records if r["typo_query"] is not None]
+    metrics: dict = {"n_queries": len(records), "n_pairs": len(both), "n_typo": len(typo),
+                     "flip_rate": {"paper": {}, "all_pairs": {}}, "hit": {"clean": {}, "typo": {},
+                                                                           "drop": {}}}
+    for k in KS:
+        hits = np.column_stack([_hits(a, k), _hits(b, k)]) if both else np.zeros((0, 2))
+        for name, conditioned in (("paper", True), ("all_pairs", False)):
+            def rate(rows, conditioned=conditioned):
+                return flip_rate(rows[:, 0], rows[:, 1], conditioned=conditioned)
+            low, high = bootstrap_ci(hits, rate, seed=seed)
+            metrics["flip_rate"][name][str(k)] = {
+                "value": rate(hits) if both else None, "ci_low": low, "ci_high": high}
+        clean = _hits([r["rank_clean"] for r in typo], k)
+        typos = _hits([r["rank_typo"] for r in typo], k)
+        metrics["hit"]["clean"][str(k)] = _with_ci(_hits([r["rank_clean"] for r in records], k),
+                                                   seed)
+        metrics["hit"]["typo"][str(k)] = _with_ci(typos, seed)
+        metrics["hit"]["drop"][str(k)] = _with_ci(clean - typos, seed)  # paired, same users
+    metrics["mrr"] = {"clean": _with_ci(_rr([r["rank_clean"] for r in records]), seed),
+                      "typo": _with_ci(_rr([r["rank_typo"] for r in typo]), seed)}
+    return metrics

@@ -1,0 +1,87 @@
+"""PQB's released queries and the Amazon Reviews 2023 item metadata they are evaluated against.
+
+Release: {parent_asin: [{asin, uid, syntax_query, typo_query | null}]}; relevance = the record's
+own asin. Corpus: meta_<Category>.jsonl, one item per line (title, brand, categories,
+description, features, details).
+"""
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pydantic
+
+from personalens.errors import InputError
+from personalens.lenses.json_files import expect_dict, expect_list, read_json, validation_message
+from personalens.retrieval import Document
+
+
+class QueryRecord(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="ignore", strict=True)
+
+    asin: str = pydantic.Field(min_length=1)
+    uid: str = pydantic.Field(min_length=1)
+    syntax_query: str = pydantic.Field(min_length=1)
+    typo_query: str | None = None
+
+
+@dataclass(frozen=True)
+class QueryGroup:
+    parent_asin: str
+    records: list[QueryRecord]
+
+
+def load_queries(path: Path) -> list[QueryGroup]:
+    groups = []
+    for parent, records in expect_dict(read_json(path), str(path)).items():
+        where = f"{path} item {parent}"
+        parsed = []
+        for i, raw in enumerate(expect_list(records, where)):
+            try:
+                parsed.append(QueryRecord.model_validate(raw))
+            except pydantic.ValidationError as exc:
+                raise InputError(validation_message(exc), where=f"{where} record {i}") from None
+        groups.append(QueryGroup(parent, parsed))
+    return groups
+
+
+def _item_text(item: dict) -> str:
+    parts = [item.get("title"), item.get("store") or item.get("brand")]
+    parts += [" ".join(map(str, item.get(key) or [])) for key in ("categories", "features",
+                                                                   "description")]
+    details = item.get("details") or {}
+    if isinstance(details, dict):
+        parts += [f"{k}: {v}" for k, v in details.items()]
+    return "\n".join(str(p) for p in parts if p)
+
+
+def load_corpus(path: Path) -> list[Document]:
+    """One document per item of a meta_<Category>.jsonl file, keyed by its parent_asin."""
+    documents, seen = [], set()
+    try:
+        handle = path.open(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("meta file not found", where=str(path)) from None
+    with handle:
+        try:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                where = f"{path} line {number}"
+                try:
+                    item = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"invalid JSON ({exc.msg})", where=where) from None
+                asin = item.get("parent_asin") if isinstance(item, dict) else None
+                if not isinstance(asin, str) or not asin:
+                    raise InputError("field 'parent_asin' must be a non-empty string",
+                                     where=where)
+                if asin in seen:
+                    raise InputError(f"duplicate parent_asin {asin}", where=where)
+                seen.add(asin)
+                documents.append(Document(asin, _item_text(item)))
+        except UnicodeDecodeError:
+            raise InputError("not UTF-8", where=str(path)) from None
+    if not documents:
+        raise InputError("meta file holds no items", where=str(path))
+    return documents

@@ -1,0 +1,36 @@
+"""report.html for a PQB run: flip rate against K, clean vs typo hits, MRR."""
+
+from personalens.lenses.pqb.analysis import KS
+from personalens.report import HtmlReport, grouped_bars, line_plot
+
+
+def build_report(metrics: dict, manifest: dict) -> str:
+    report = HtmlReport("personalens · PersonalQuery-Benchmark evaluation")
+    config = manifest["config"]
+    report.paragraph(f"Queries: {config['queries']} · corpus: {config['meta']} · retriever: "
+                     f"{config['retriever']} · {metrics['n_queries']} queries, "
+                     f"{metrics['n_pairs']} user pairs, {metrics['n_typo']} typo queries")
+    report.heading("Flip rate")
+    rows = [[name, k, v["value"], v["ci_low"], v["ci_high"]]
+            for name, by_k in metrics["flip_rate"].items() for k, v in by_k.items()]
+    report.table(["definition", "K", "flip rate", "95% CI low", "95% CI high"], rows)
+    report.figure(line_plot({f"{config['retriever']} ({name})":
+                             [(k, metrics["flip_rate"][name][str(k)]["value"]) for k in KS]
+                             for name in ("paper", "all_pairs")}, "K", "flip rate",
+                            "Flip rate vs K"),
+                  "Flip rate against K: paper (pairs with at least one hit) and all pairs")
+    report.heading("Clean vs typo queries")
+    report.table(["K", "hit clean", "hit typo", "drop (same users)", "drop CI low",
+                  "drop CI high"],
+                 [[k, metrics["hit"]["clean"][str(k)]["value"],
+                   metrics["hit"]["typo"][str(k)]["value"],
+                   metrics["hit"]["drop"][str(k)]["value"],
+                   metrics["hit"]["drop"][str(k)]["ci_low"],
+                   metrics["hit"]["drop"][str(k)]["ci_high"]] for k in KS])
+    report.figure(grouped_bars({q: {f"Hit@{k}": metrics["hit"][q][str(k)]["value"] for k in KS}
+                                for q in ("clean", "typo")}, "hit rate", "Clean vs typo"),
+                  "Hit@K for clean and typo queries")
+    report.table(["queries", "MRR@20", "CI low", "CI high", "n"],
+                 [[q, v["value"], v["ci_low"], v["ci_high"], v["n"]]
+                  for q, v in metrics["mrr"].items()])
+    return report.render()

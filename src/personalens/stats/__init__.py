@@ -1,0 +1,5 @@
+"""Small, pure statistics: bootstrap confidence intervals."""
+
+from personalens.stats.bootstrap import bootstrap_ci
+
+__all__ = ["bootstrap_ci"]

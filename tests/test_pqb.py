@@ -1,0 +1,70 @@
+"""PQB: flip rate, bootstrap CIs, and an end-to-end run on the released query excerpt."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cli_runner import personalens
+from conftest import SHARED
+from personalens.retrieval.metrics import flip_rate, flips
+from personalens.stats import bootstrap_ci
+
+QUERIES = SHARED / "anchors/pqb/dataset/Musical_Instruments.excerpt.json"
+META = Path(__file__).parent / "fixtures/pqb/meta_Musical_Instruments.jsonl"
+
+
+def test_flip_rate_both_definitions_hand_computed():
+    hit_a = np.array([1, 1, 0, 0, 1])
+    hit_b = np.array([1, 0, 0, 1, 1])
+    assert flips(hit_a, hit_b).tolist() == [0, 1, 0, 1, 0]
+    assert flip_rate(hit_a, hit_b, conditioned=True) == pytest.approx(2 / 4)  # pair 3 excluded
+    assert flip_rate(hit_a, hit_b, conditioned=False) == pytest.approx(2 / 5)
+    assert flip_rate(np.zeros(3), np.zeros(3), conditioned=True) is None
+
+
+def test_bootstrap_ci_is_seeded_and_brackets_the_mean():
+    values = np.array([0.0, 1.0] * 50)
+    low, high = bootstrap_ci(values, lambda v: float(v.mean()), seed=1)
+    assert (low, high) == bootstrap_ci(values, lambda v: float(v.mean()), seed=1)
+    assert low < 0.5 < high and high - low < 0.3
+    assert bootstrap_ci(np.array([]), lambda v: 0.0) == (None, None)
+
+
+def test_eval_on_the_release_excerpt(tmp_path):
+    out = tmp_path / "run"
+    result = personalens("pqb", "eval", "--queries", QUERIES, "--meta", META, "--retriever",
+                         "bm25", "--out", out)
+    assert result.returncode == 0, result.stderr
+    metrics = json.loads((out / "metrics.json").read_text())
+    records = {r["key"]: r for r in map(json.loads, (out / "records.jsonl").read_text()
+                                        .splitlines())}
+    assert metrics["n_queries"] == 9 and metrics["n_pairs"] == 4 and metrics["n_typo"] == 8
+    # Hand-check from the records: pairs of clean ranks per item.
+    ranks = {}
+    for r in records.values():
+        ranks.setdefault(r["parent_asin"], []).append(r["rank_clean"])
+    pairs = [tuple(v) for v in ranks.values() if len(v) == 2]
+    for k in (1, 5, 10, 20):
+        hit = [(a is not None and a <= k, b is not None and b <= k) for a, b in pairs]
+        eligible = [h for h in hit if h[0] or h[1]]
+        expected = sum(a != b for a, b in eligible) / len(eligible) if eligible else None
+        assert metrics["flip_rate"]["paper"][str(k)]["value"] == pytest.approx(expected)
+        assert metrics["flip_rate"]["all_pairs"][str(k)]["value"] == pytest.approx(
+            sum(a != b for a, b in hit) / len(hit))
+    clean_at_1 = sum(r["rank_clean"] == 1 for r in records.values()) / 9
+    assert metrics["hit"]["clean"]["1"]["value"] == pytest.approx(clean_at_1)
+    for section in (metrics["hit"]["clean"]["5"], metrics["mrr"]["typo"]):
+        assert section["ci_low"] <= section["value"] <= section["ci_high"]
+    assert "Flip rate" in (out / "report.html").read_text()
+
+
+def test_a_query_whose_item_is_missing_from_the_corpus_is_refused(tmp_path):
+    meta = tmp_path / "meta.jsonl"
+    meta.write_text("".join(line for line in META.read_text().splitlines(keepends=True)
+                            if "B00006HOLL" not in line))
+    out = tmp_path / "run"
+    result = personalens("pqb", "eval", "--queries", QUERIES, "--meta", meta, "--out", out)
+    assert result.returncode == 2 and "asin B00006HOLL" in result.stderr
+    assert result.stderr.count("\n") == 1 and not out.exists()
