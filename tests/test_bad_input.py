@@ -246,3 +246,24 @@ def test_prompt_injection_in_documents_is_data(tmp_path):
     assert json.loads((out / "metrics.json").read_text())["n_recorded"] == 27
     assert [r["retrieval"] for r in others(out)] == [r["retrieval"] for r in others(clean)]
     assert "<script>" not in (out / "report.html").read_text()
+
+
+def test_repeated_list_values_plan_each_item_once(tmp_path):
+    out = tmp_path / "run"
+    result = personalens("personabench", "eval", "--data", EXAMPLE, "--no-answer",
+                         "--retriever", "bm25,bm25", "--noise", "0.0,.0", "--out", out)
+    assert result.returncode == 0, result.stderr
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["complete"] and metrics["n_planned"] == metrics["n_recorded"] == 27
+
+
+def test_resuming_over_changed_data_is_refused(tmp_path):
+    community = _copy(tmp_path)
+    out = tmp_path / "run"
+    args = ("personabench", "eval", "--data", community, "--no-answer", "--retriever", "bm25",
+            "--noise", "0.0", "--out", out)
+    assert personalens(*args).returncode == 0
+    _edit_json(community / "eval_info/eval_info_all.json",
+               lambda v: v[0]["Eval_Info"]["qa"][0].__setitem__("answer", "32"))
+    result = personalens(*args)
+    assert result.returncode == 2 and "different configuration" in result.stderr

@@ -196,3 +196,30 @@ def test_scripted_rules_file(tmp_path):
     rules.write_text('{"rules": [{"pattern": "(", "reply": "x"}]}')
     with pytest.raises(InputError, match="rule 0 field 'pattern'"):
         load_model(f"scripted:{rules}")
+
+
+def test_a_reply_that_fails_validation_is_never_cached(tmp_path):
+    replies = iter(["not json", "still not json", '{"name": "Ada", "age": 36}'])
+    provider = ScriptedProvider(default=lambda messages, params: next(replies))
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    model = ChatModel("scripted", provider, cache=cache)
+    with pytest.raises(ModelCallFailed):
+        asyncio.run(complete_structured(model, HELLO, Answer))
+    # A rerun asks the model again instead of replaying the invalid reply from the cache.
+    parsed, completion = asyncio.run(complete_structured(model, HELLO, Answer))
+    assert parsed.age == 36 and not completion.cached and len(provider.calls) == 3
+    again, completion = asyncio.run(complete_structured(model, HELLO, Answer))
+    assert again.age == 36 and completion.cached and len(provider.calls) == 3
+
+
+def test_usage_of_earlier_sessions_adds_up():
+    from personalens.models import merge_usage
+
+    earlier = {"target": {"requests": 3, "prompt_tokens": 30, "retries": {"timeout": 1}}}
+    now = {"target": {"requests": 2, "prompt_tokens": 5, "retries": {"timeout": 2,
+                                                                      "rate_limit": 1}},
+           "judge": {"requests": 1, "prompt_tokens": 7, "retries": {}}}
+    assert merge_usage(earlier, now) == {
+        "judge": {"requests": 1, "prompt_tokens": 7, "retries": {}},
+        "target": {"requests": 5, "prompt_tokens": 35,
+                   "retries": {"rate_limit": 1, "timeout": 3}}}

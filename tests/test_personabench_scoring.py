@@ -35,6 +35,10 @@ def test_answer_precision_recall_f1_hand_computed():
 def test_outdated_recall_counts_stale_words():
     assert outdated_recall(["matcha"], "Matcha, green tea") == 1.0
     assert outdated_recall(["forest green", "cream"], "forest walks") == pytest.approx(1 / 3)
+    # Words the current answer shares with the old one are not stale.
+    assert outdated_recall(["Thai food"], "Italian food", ["Italian food"]) == 0.0
+    assert outdated_recall(["Thai food"], "Thai food", ["Italian food"]) == 1.0
+    assert outdated_recall(["food"], "food", ["food"]) == 0.0
 
 
 def test_retrieval_takes_the_best_combination_of_alternatives():

@@ -60,3 +60,30 @@ def test_check_graph_finds_asymmetry_and_release_json_round_trips():
     assert check_graph(again) == ["Ana -> Ben (parent) has no reverse edge"]
     again.add_edge("Ben", "Ana", relation="friend")
     assert check_graph(again)[0] == "Ana -> Ben is parent but Ben -> Ana is friend"
+
+
+def test_a_whole_family_shares_one_home_country_group():
+    from personalens.population.profile_stage import grounded_groups
+
+    graph, _ = build_graph(PEOPLE, [Relation("Ana", "Ben", "sibling"),
+                                    Relation("Ana", "Cy", "parent"),
+                                    Relation("Dee", "Ben", "coworker")])
+    groups = grounded_groups(graph)
+    assert (("home_country",), ["Ana", "Ben", "Cy"]) in groups
+    assert (("birth_city",), ["Ana", "Ben"]) in groups
+    assert (("employer",), ["Ben", "Dee"]) in groups and len(groups) == 3
+
+
+def test_family_members_take_the_first_members_surname():
+    import numpy as np
+
+    from personalens.population.community import _adopt_family_surnames
+    from personalens.population.personas import Seed, SeedSampler
+
+    seeds = [Seed("Ann Alpha", ""), Seed("Bob Beta", ""), Seed("Dan Delta", "")]
+    sampler = SeedSampler(["p"], np.random.default_rng(0))
+    # Dan (a newcomer) is Bob's sibling, Bob is Ann's sibling: all become Alphas.
+    renames = _adopt_family_surnames(seeds, [Relation("Ann Alpha", "Bob Beta", "sibling"),
+                                             Relation("Dan Delta", "Bob Beta", "sibling")],
+                                     sampler)
+    assert renames == {"Bob Beta": "Bob Alpha", "Dan Delta": "Dan Alpha"}

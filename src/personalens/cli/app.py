@@ -8,6 +8,7 @@ import typer
 
 from personalens.cli import generate_commands, personabench_commands, pqb_commands
 from personalens.errors import InputError
+from personalens.models import ModelCallFailed
 
 app = typer.Typer(help="personalens: measure how well AI assistants understand, find, ask for "
                        "and safely use a person's private information.",
@@ -59,4 +60,7 @@ def main() -> None:
         # One line, no traceback: the message already names the file, record and field.
         print(f"personalens: error: {exc}", file=sys.stderr)
         sys.exit(2)
+    except ModelCallFailed as exc:  # outside a run (e.g. a validation judge): nothing to record
+        print(f"personalens: error: model call failed: {exc}", file=sys.stderr)
+        sys.exit(3)
 

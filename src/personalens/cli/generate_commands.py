@@ -6,9 +6,8 @@ from typing import Annotated
 import typer
 
 from personalens.cli.interruption import interruptible
-from personalens.cli.personabench_commands import split_list
+from personalens.cli.personabench_commands import noise_levels
 from personalens.cli.progress import ItemProgress
-from personalens.lenses.personabench.command import normalise_noise
 from personalens.models import DEFAULT_MODEL, SPEC_HELP
 from personalens.population.generate import GenerateOptions, run_generate
 
@@ -53,7 +52,7 @@ def generate(
     """Generate synthetic communities in PersonaBench's release layout (plus hidden truth)."""
     options = GenerateOptions(
         people=people, communities=communities, model=model, out=out, seed=seed,
-        noises=[normalise_noise(n) for n in split_list(noise)],
+        noises=noise_levels(noise),
         attributes_per_person=attributes_per_person, max_list_entries=max_list_entries,
         update_probability=update_probability,
         start=start, end=end, news=news, personas=personas, schema=schema, base_url=base_url,

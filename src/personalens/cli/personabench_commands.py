@@ -16,7 +16,13 @@ app = typer.Typer(help="PersonaBench: RAG over noisy private documents answers p
 
 
 def split_list(value: str) -> list[str]:
-    return [part.strip() for part in value.split(",") if part.strip()]
+    """Comma-separated values, each once (a repeated value would plan duplicate items)."""
+    return list(dict.fromkeys(part.strip() for part in value.split(",") if part.strip()))
+
+
+def noise_levels(value: str) -> list[str]:
+    """Noise levels as the release names them, each once ('0.5' and '.5' are one level)."""
+    return list(dict.fromkeys(normalise_noise(n) for n in split_list(value)))
 
 
 @app.command("eval")
@@ -49,7 +55,7 @@ def eval_command(
 ) -> None:
     """Evaluate retrieval (recall, nDCG) and answers (precision, recall, F1) on PersonaBench."""
     options = EvalOptions(
-        data=data, out=out, noises=[normalise_noise(n) for n in split_list(noise)],
+        data=data, out=out, noises=noise_levels(noise),
         retrievers=split_list(retriever), k=k, model=None if no_answer else model,
         base_url=base_url, api_key_env=api_key_env, use_cache=not no_cache,
         concurrency=concurrency, max_attempts=max_attempts, timeout=timeout,

@@ -5,6 +5,7 @@ Cache, concurrency limit, retries and usage accounting wrap every provider here,
 
 import asyncio
 import random
+from collections.abc import Callable
 from typing import Any
 
 from personalens.models.completion import Completion, Message, Provider
@@ -30,18 +31,23 @@ class ChatModel:
         self._rng = random.Random()
         self._sleep = sleep  # injectable for tests; asyncio.sleep otherwise
 
-    async def complete(self, messages: list[Message], **params: Any) -> Completion:
-        """One completion; cached, limited, retried; raises `ModelCallFailed` when it cannot."""
+    async def complete(self, messages: list[Message], accept: Callable[[str], bool] | None = None,
+                       **params: Any) -> Completion:
+        """One completion; cached, limited, retried; raises `ModelCallFailed` when it cannot.
+
+        With `accept`, only replies it accepts are cached (and only such cache hits are used),
+        so a rerun asks again instead of replaying a reply that failed validation.
+        """
         key = None
         if self.cache is not None:
             key = cache_key(self.spec, self.provider.endpoint, messages, params)
             hit = self.cache.get(key)
-            if hit is not None:
+            if hit is not None and (accept is None or accept(hit.text)):
                 self.ledger.record(self.role, hit.usage, cached=True)
                 return hit
         completion = await self._send_with_retries(messages, params)
         self.ledger.record(self.role, completion.usage, cached=False)
-        if key is not None:
+        if key is not None and (accept is None or accept(completion.text)):
             self.cache.put(key, completion)
         return completion
 

@@ -49,7 +49,15 @@ async def complete_structured(model: ChatModel, messages: list[Message], schema:
 async def _repaired(model: ChatModel, messages: list[Message], schema: type[T],
                     **params: Any) -> tuple[T, Completion]:
     params = {**params, "response_format": response_format(schema)}
-    completion = await model.complete(messages, **params)
+
+    def valid(text: str) -> bool:
+        try:
+            parse_reply(text, schema)
+        except pydantic.ValidationError:
+            return False
+        return True
+
+    completion = await model.complete(messages, accept=valid, **params)
     try:
         return parse_reply(completion.text, schema), completion
     except pydantic.ValidationError as exc:
@@ -61,7 +69,7 @@ async def _repaired(model: ChatModel, messages: list[Message], schema: type[T],
             f"That reply is not valid ({error}). Reply again with only a JSON object "
             f"matching this schema:\n{json.dumps(schema.model_json_schema())}")},
     ]
-    completion = await model.complete(repair, **params)
+    completion = await model.complete(repair, accept=valid, **params)
     try:
         return parse_reply(completion.text, schema), completion
     except pydantic.ValidationError as exc:

@@ -26,6 +26,21 @@ class RoleUsage:
         }
 
 
+def merge_usage(earlier: dict, now: dict) -> dict:
+    """Usage of earlier sessions of a run plus this session's (counts add up by role and kind)."""
+    merged = {role: dict(values) for role, values in earlier.items()}
+    for role, values in now.items():
+        into = merged.setdefault(role, {})
+        for name, value in values.items():
+            if isinstance(value, dict):
+                counts = Counter(into.get(name, {}))
+                counts.update(value)
+                into[name] = dict(sorted(counts.items()))
+            else:
+                into[name] = into.get(name, 0) + value
+    return dict(sorted(merged.items()))
+
+
 class UsageLedger:
     """Counts what every model call cost, keyed by role (target, generator, user, judge)."""
 

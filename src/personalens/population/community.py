@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import networkx as nx
 import numpy as np
 
 from personalens.models import ChatModel
@@ -42,16 +43,18 @@ class GenerationConfig:
 
 def _adopt_family_surnames(seeds: list[Seed], relations: list[Relation],
                            sampler: SeedSampler) -> dict[str, str]:
-    """Blood relatives share a surname: the later person takes the earlier one's (if free)."""
+    """Blood relatives share a surname: everyone in a family takes its first member's (if free)."""
+    order = {s.name: i for i, s in enumerate(seeds)}
+    family = nx.Graph((r.person, r.other) for r in relations
+                      if r.relation in FAMILY - {"partner"})
     renames: dict[str, str] = {}
-    for r in relations:
-        if r.relation in FAMILY - {"partner"}:
-            anchor = renames.get(r.person, r.person)
-            newcomer_name = renames.get(r.other, r.other)
-            candidate = f"{newcomer_name.split()[0]} {anchor.split()[-1]}"
-            if candidate != newcomer_name and candidate not in sampler.used_names:
+    for members in sorted(nx.connected_components(family), key=lambda c: min(map(order.get, c))):
+        first, *rest = sorted(members, key=order.get)
+        for person in rest:
+            candidate = f"{person.split()[0]} {first.split()[-1]}"
+            if candidate != person and candidate not in sampler.used_names:
                 sampler.used_names.add(candidate)
-                renames[r.other] = candidate
+                renames[person] = candidate
     return renames
 
 
@@ -122,7 +125,9 @@ async def generate_community(index: int, config: GenerationConfig, model: ChatMo
 async def _write_sessions(model, store, key, plans, personas) -> dict[str, dict[int, dict]]:
     jobs = []
     for person, plan in plans.items():
-        forbidden = sorted({item for q in plan.questions for item in q.items})
+        # Relationship words ("friend") are how noise chats address each other, not leaks.
+        forbidden = sorted({item for q in plan.questions for item in q.items
+                            if not q.question.endswith("relationship to me?")})
         for session in plan.personal + plan.noise:
             jobs.append((person, session, forbidden))
 

@@ -145,7 +145,8 @@ class Planner:
     def _maybe_update(self, person: str, key: str, items: list[str],
                       question: QuestionPlan) -> str | None:
         """With a small probability an earlier session shows an old value of a preference."""
-        if self.schema.attributes[key].type != "list":
+        spec = self.schema.attributes[key]
+        if spec.type != "list" or spec.question_type != "Preference":
             return None
         if self.rng.random() >= self.update_probability:
             return None

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from personalens.errors import InputError
-from personalens.models import RetryPolicy, UsageLedger, load_model, validate_spec
+from personalens.models import RetryPolicy, UsageLedger, load_model, merge_usage, validate_spec
 from personalens.population.community import GenerationConfig, generate_community
 from personalens.population.generation_report import build_report
 from personalens.population.news import read_news
@@ -132,7 +132,7 @@ def _execute(run, config, model, ledger, options, progress) -> dict:
     finally:
         if progress is not None:
             progress.stop()
-        usage = ledger.as_dict()
+        usage = merge_usage(run.previous_usage, ledger.as_dict())
         run.write_manifest(usage=usage, estimated_cost_usd=_cost(usage, options))
     summary = {"complete": not store.failures, "communities": communities,
                "failures": store.failures, "data": str(options.out / "synthetic_data")}

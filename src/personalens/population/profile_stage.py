@@ -58,18 +58,22 @@ def _relations_text(graph: nx.DiGraph, name: str, personas: dict[str, str]) -> s
     return "\n".join(ties) or "- (no close ties)"
 
 
-# Attributes that people tied by family, work or partnership share, and who shares them.
-GROUNDED = {"coworker": ("employer",), "sibling": ("home_country", "birth_city"),
-            "parent": ("home_country",), "child": ("home_country",),
-            "partner": ("current_city",)}
+# Attributes that people tied by family, work or partnership share, and the ties that share them.
+# Each group is a connected component over its ties, so e.g. a whole family (parents, children
+# and siblings together) gets one home country.
+GROUNDED = (({"parent", "child", "sibling"}, ("home_country",)),
+            ({"sibling"}, ("birth_city",)),
+            ({"coworker"}, ("employer",)),
+            ({"partner"}, ("current_city",)))
 
 
 def grounded_groups(graph: nx.DiGraph) -> list[tuple[tuple[str, ...], list[str]]]:
-    """(attribute keys, members) for every connected group of one tie type."""
+    """(attribute keys, members) for every connected group over each set of tie types."""
     groups = []
-    for relation, keys in GROUNDED.items():
-        ties = nx.Graph((u, v) for u, v, r in graph.edges(data="relation") if r == relation)
-        groups.extend((keys, sorted(c)) for c in nx.connected_components(ties))
+    for relations, keys in GROUNDED:
+        ties = nx.Graph((u, v) for u, v, r in graph.edges(data="relation") if r in relations)
+        groups.extend((keys, sorted(c)) for c in
+                      sorted(nx.connected_components(ties), key=lambda c: sorted(c)))
     return groups
 
 

@@ -23,10 +23,7 @@ class StepStore:
     def __init__(self, run: RunDirectory, on_step: Callable[[], None] = lambda: None):
         self.run = run
         self.on_step = on_step
-        records = run.records()
-        self.done = {k: r for k, r in records.items() if r["status"] == "ok"}
-        if len(self.done) != len(records):  # failed steps are retried; keep one record per key
-            run.rewrite_records(self.done.values())
+        self.done = run.successful_records()  # failed steps are retried
         self.failures: list[dict] = []
 
     async def get(self, key: str, compute: Callable[[], Awaitable[Any]]) -> Any:

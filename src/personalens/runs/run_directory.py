@@ -4,7 +4,6 @@ import fcntl
 import json
 import os
 import time
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +54,8 @@ class RunDirectory:
         manifest["sessions"] = (previous or {}).get("sessions", 0) + 1
         manifest["status"] = "running"
         run = cls(path, lock_fd, manifest)
+        # Token usage of earlier sessions, so totals and cost cover the whole run after resumes.
+        run.previous_usage = (previous or {}).get("usage", {})
         run.write_manifest()
         return run
 
@@ -83,6 +84,9 @@ class RunDirectory:
             except json.JSONDecodeError:
                 raise InputError(f"line {number} is not JSON; the run directory is damaged",
                                  where=str(path)) from None
+            if not isinstance(record, dict) or "key" not in record:
+                raise InputError(f"line {number} has no record key; the run directory is "
+                                 "damaged", where=str(path))
             by_key[record["key"]] = record
         return by_key
 
@@ -96,10 +100,18 @@ class RunDirectory:
         finally:
             os.close(fd)
 
-    def rewrite_records(self, records: Iterable[dict[str, Any]]) -> None:
-        """Replace records.jsonl atomically (used to drop failures that are about to be retried)."""
-        text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
-        write_atomic(self.path / RECORDS, text)
+    def successful_records(self) -> dict[str, dict[str, Any]]:
+        """Records with status "ok"; failed ones are dropped from disk, to be retried.
+
+        Rewriting (atomically) before the retry keeps exactly one record per key.
+        """
+        records = self.records()
+        ok = {k: r for k, r in records.items() if r["status"] == "ok"}
+        if len(ok) != len(records):
+            text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n"
+                           for r in ok.values())
+            write_atomic(self.path / RECORDS, text)
+        return ok
 
     def write_outputs(self, metrics: dict[str, Any], report_html: str) -> None:
         write_atomic(self.path / METRICS, json.dumps(metrics, indent=2, sort_keys=True))

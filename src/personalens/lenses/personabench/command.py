@@ -10,7 +10,7 @@ from personalens.lenses.personabench.analysis import summarise
 from personalens.lenses.personabench.evaluation import GT_CONTEXT, Evaluation, plan
 from personalens.lenses.personabench.release_format import load_communities
 from personalens.lenses.personabench.report_page import build_report
-from personalens.models import RetryPolicy, UsageLedger, load_model, validate_spec
+from personalens.models import RetryPolicy, UsageLedger, load_model, merge_usage, validate_spec
 from personalens.retrieval import get_retriever
 from personalens.runs import RunDirectory, fingerprint, package_versions
 
@@ -76,11 +76,13 @@ def run_eval(options: EvalOptions, progress=None) -> Outcome:
         timeout=options.timeout)
     items = plan(communities, options.noises, options.retrievers)
     files = [f for c in communities for f in c.files]
+    dataset_hash = fingerprint(files, data)
     run = RunDirectory.open(options.out, {
         "command": " ".join(["personalens", *sys.argv[1:]]),
-        "config": options.config(),
+        # The data's hash is part of the identity: resuming over changed files is refused.
+        "config": {**options.config(), "dataset_hash": dataset_hash},
         "versions": package_versions(),
-        "dataset_hash": fingerprint(files, data),
+        "dataset_hash": dataset_hash,
         "seeds": {"answer": 0},
         "models": {"target": options.model} if options.model else {},
         "base_url": options.base_url,
@@ -98,11 +100,7 @@ def run_eval(options: EvalOptions, progress=None) -> Outcome:
 
 
 def _execute(run, items, retrievers, k, model, ledger, progress) -> dict:
-    done = run.records()
-    ok = {key for key, r in done.items() if r["status"] == "ok"}
-    # Failed items are retried; drop their old records first so each key keeps exactly one.
-    if len(ok) != len(done):
-        run.rewrite_records(r for key, r in done.items() if key in ok)
+    ok = run.successful_records()  # failed items are retried
     todo = [item for item in items if item.key not in ok]
     if progress is not None:
         progress.start(total=len(items), completed=len(items) - len(todo))
@@ -114,7 +112,7 @@ def _execute(run, items, retrievers, k, model, ledger, progress) -> dict:
     finally:
         if progress is not None:
             progress.stop()
-        run.write_manifest(usage=ledger.as_dict())
+        run.write_manifest(usage=merge_usage(run.previous_usage, ledger.as_dict()))
     records = run.records()
     metrics = summarise(records.values(), n_planned=len(items), answered=model is not None)
     run.write_outputs(metrics, build_report(metrics, run.manifest))

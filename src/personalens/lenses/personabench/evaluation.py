@@ -132,5 +132,6 @@ class Evaluation:
             "cached": completion.cached,
         }
         if q.outdated_value is not None:
-            out["outdated_recall"] = outdated_recall(q.outdated_value, completion.text)
+            out["outdated_recall"] = outdated_recall(q.outdated_value, completion.text,
+                                                     q.answer)
         return out

@@ -19,6 +19,7 @@ from personalens.lenses.json_files import expect_dict, expect_list, read_json, v
 
 QuestionType = Literal["Basic information", "Preference", "Social", "Subjective"]
 AnswerItem = str | int | dict[str, str | int]
+MAX_COMBINATIONS = 100_000  # retrieval scores maximise over all of them
 DOC_FILES = {
     "conversation": "conversation_data_all.json",
     "user_ai_interaction": "user_ai_interaction_data_all.json",
@@ -223,6 +224,12 @@ def _check_ground_truth(questions: dict[str, list[Question]], level: NoiseLevel,
             if items is None:
                 raise InputError(f"no ground truth for q_id {question.q_id} ({person})",
                                  where=str(path))
+            combinations = 1
+            for ids in items.values():
+                combinations *= len(ids)
+            if combinations > MAX_COMBINATIONS:
+                raise InputError(f"q_id {question.q_id}: {combinations} ways to pick one session "
+                                 f"per answer item exceed {MAX_COMBINATIONS}", where=str(path))
             for item, ids in items.items():
                 unknown = [x for x in ids if x not in known]
                 if unknown:
