@@ -151,3 +151,13 @@ def test_custom_schema_replaces_or_extends_the_template(tmp_path):
     assert "favorite_teas" in extended.attributes and "age" in extended.attributes
     extra.write_text("replace_default: true\n" + extra.read_text())
     assert list(load_schema(extra).attributes) == ["favorite_teas"]
+
+
+def test_release_timestamps_do_not_depend_on_the_locale():
+    import datetime as dt
+
+    from personalens.population.release_writer import release_time
+
+    assert release_time(dt.datetime(2024, 10, 14, 11, 11)) == "2024/Oct/14/11:11 AM"
+    assert release_time(dt.datetime(2024, 1, 5, 0, 7)) == "2024/Jan/05/12:07 AM"
+    assert release_time(dt.datetime(2024, 6, 18, 14, 40)) == "2024/Jun/18/02:40 PM"

@@ -66,7 +66,7 @@ async def _relations(model, store, key, seeds, rng) -> list[Relation]:
                                seeds[other])
         relations.append(Relation(seeds[i].name, seeds[anchor].name,
                                   value["relation_to_anchor"], value["description"]))
-        if value["also_knows_other"] and other != anchor:
+        if value["also_knows_other"]:
             relations.append(Relation(seeds[i].name, seeds[other].name,
                                       value["relation_to_other"], ""))
     return relations
@@ -86,8 +86,14 @@ async def generate_community(index: int, config: GenerationConfig, model: ChatMo
         return renames.get(n, n)
 
     personas = {name(s.name): s.persona for s in seeds}
+    def renamed(text: str) -> str:  # descriptions were written before family renames
+        for old, new in renames.items():
+            text = text.replace(old, new)
+        return text
+
     graph, report = build_graph(list(personas), [
-        Relation(name(r.person), name(r.other), r.relation, r.description) for r in relations])
+        Relation(name(r.person), name(r.other), r.relation, renamed(r.description))
+        for r in relations])
 
     known: dict[str, dict] = {p: {} for p in personas}
     for j, (keys, members) in enumerate(grounded_groups(graph)):

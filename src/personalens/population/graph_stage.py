@@ -76,5 +76,7 @@ async def newcomer(model: ChatModel, store: StepStore, key: str, new: Seed, anch
 def pick_anchor(rng: np.random.Generator, members: int) -> tuple[int, int]:
     """Indices of the anchor and of a second member (different when there are two or more)."""
     anchor = int(rng.integers(members))
-    other = int(rng.integers(members - 1)) if members > 1 else anchor
-    return anchor, other + (other >= anchor) if members > 1 else anchor
+    if members == 1:
+        return anchor, anchor
+    other = int(rng.integers(members - 1))
+    return anchor, other + 1 if other >= anchor else other

@@ -66,14 +66,14 @@ class SeedSampler:
             self._persona_order = list(self.rng.permutation(len(self.personas)))
         return self.personas[self._persona_order.pop()]
 
-    def name(self, surname: str | None = None) -> str:
+    def name(self) -> str:
         for _ in range(10_000):
-            last = surname or self.last[self.rng.integers(len(self.last))]
+            last = self.last[self.rng.integers(len(self.last))]
             candidate = f"{self.first[self.rng.integers(len(self.first))]} {last}"
             if candidate not in self.used_names:
                 self.used_names.add(candidate)
                 return candidate
         raise RuntimeError("ran out of unique names")
 
-    def seed(self, surname: str | None = None) -> Seed:
-        return Seed(self.name(surname), self.persona())
+    def seed(self) -> Seed:
+        return Seed(self.name(), self.persona())

@@ -45,9 +45,6 @@ class AttributeSpec(pydantic.BaseModel):
 class ProfileSchema(pydantic.BaseModel):
     attributes: dict[str, AttributeSpec]
 
-    def by_category(self, category: str) -> list[AttributeSpec]:
-        return [a for a in self.attributes.values() if a.meta_category == category]
-
 
 def load_schema(extra: Path | None = None) -> ProfileSchema:
     attributes, _ = _read(DEFAULT_SCHEMA)

@@ -18,7 +18,14 @@ from personalens.population.document_plan import (
 )
 from personalens.runs import write_atomic
 
-_TIME_FORMAT = "%Y/%b/%d/%I:%M %p"
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def release_time(when) -> str:
+    """The release's "2024/Oct/14/11:11 AM", spelled out by hand so no locale can change it."""
+    hour = when.hour % 12 or 12
+    return (f"{when.year}/{_MONTHS[when.month - 1]}/{when.day:02d}/{hour:02d}:{when.minute:02d} "
+            f"{'AM' if when.hour < 12 else 'PM'}")
 _FILES = {CONVERSATION: "conversation_data", USER_AI: "user_ai_interaction_data",
           PURCHASE: "purchase_history_data"}
 
@@ -57,7 +64,7 @@ def write_level(root: Path, noise: str, people: list[str], plans: dict[str, Pers
             counter_key = f"{plan.kind}/{plan.partner}"
             counters[counter_key] = counters.get(counter_key, 0) + 1
             session = {"session": f"{plan.kind}---session---{counters[counter_key]}",
-                       "time": plan.time.strftime(_TIME_FORMAT),
+                       "time": release_time(plan.time),
                        **written[person][plan.index]["session"], "segment_id": segment_id}
             if plan.kind == CONVERSATION:
                 partners.setdefault(plan.partner, []).append(session)

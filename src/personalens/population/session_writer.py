@@ -108,10 +108,8 @@ def fallback_line(plan: SessionPlan, person: str) -> str:
     reveal = plan.reveal
     if reveal.attribute == "relationship":
         return f"I'm really glad you're my {reveal.value}."
-    subject = "my" if reveal.subject == person else f"{reveal.subject}'s"
-    if plan.kind == CONVERSATION and reveal.subject != person:
-        subject = "my"  # the neighbour is speaking about themself
-    return f"By the way, {reveal.value} is part of {subject} {_humanise(reveal.attribute)}."
+    # Whoever the fact is about says it (a neighbour's fact comes up in a chat with them).
+    return f"By the way, {reveal.value} is part of my {_humanise(reveal.attribute)}."
 
 
 def add_fallback(plan: SessionPlan, person: str, session: dict) -> dict:

@@ -95,7 +95,8 @@ class DenseRetriever:
         self._model = None
         self.encoded_texts = 0  # texts that missed the cache, for benchmarks and tests
 
-    def _load(self):
+    def load(self):
+        """The sentence-transformers model (loaded once); InputError if it cannot load."""
         if self._model is None:
             import transformers
             from sentence_transformers import SentenceTransformer
@@ -117,7 +118,7 @@ class DenseRetriever:
         missing = list(dict.fromkeys(h for h in hashes if h not in known))
         if missing:
             by_hash = dict(zip(hashes, texts, strict=True))
-            fresh = self._load().encode(
+            fresh = self.load().encode(
                 [by_hash[h] for h in missing], batch_size=self.batch_size,
                 convert_to_numpy=True, show_progress_bar=False,
             ).astype(np.float32)

@@ -11,7 +11,8 @@ from personalens.lenses.personabench.evaluation import GT_CONTEXT, Evaluation, p
 from personalens.lenses.personabench.release_format import load_communities
 from personalens.lenses.personabench.report_page import build_report
 from personalens.models import RetryPolicy, UsageLedger, load_model, merge_usage, validate_spec
-from personalens.retrieval import get_retriever
+from personalens.retrieval import DenseRetriever, get_retriever
+from personalens.retrieval.dense import BUNDLED_MINILM
 from personalens.runs import RunDirectory, fingerprint, package_versions
 
 
@@ -68,6 +69,11 @@ def run_eval(options: EvalOptions, progress=None) -> Outcome:
     communities = load_communities(data, options.noises)
     retrievers = {name: None if name == GT_CONTEXT else get_retriever(name)
                   for name in options.retrievers}
+    for retriever in retrievers.values():
+        # A model that cannot load must fail before the run directory exists. The bundled
+        # MiniLM always loads, and skipping it keeps warm-cache runs from loading it at all.
+        if isinstance(retriever, DenseRetriever) and retriever.name != BUNDLED_MINILM:
+            retriever.load()
     ledger = UsageLedger()
     model = None if options.model is None else load_model(
         options.model, role="target", ledger=ledger, base_url=options.base_url,

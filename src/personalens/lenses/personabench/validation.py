@@ -67,6 +67,8 @@ async def _check_level(community: Community, noise: str, judge: ChatModel | None
     level = community.levels[noise]
     where = f"{community.name} noise {noise}"
     people = community.people(noise)
+    # People's names are speakers and partners in any session, so they are not leaks.
+    names = set(community.questions) | _partners(level)
     referenced = 0
     for person in people:
         texts = {s.segment_id: s.text for s in level.sessions[person]}
@@ -86,8 +88,7 @@ async def _check_level(community: Community, noise: str, judge: ChatModel | None
                     report.errors.append(f"{where}: {person} q_id {q.q_id} item {item!r} is not "
                                          f"revealed by its session(s) {', '.join(ids)}")
         referenced += len(used)
-        # People's names are speakers and partners in any session, so they are not leaks.
-        facts = [i for i in items if i not in community.questions and i not in _partners(level)]
+        facts = [i for i in items if i not in names]
         for segment_id in sorted(set(texts) - used):
             found = (await _judge_leaks(judge, texts[segment_id], facts) if judge
                      else leaks(texts[segment_id], facts))
