@@ -7,6 +7,7 @@ from typing import Any
 import pydantic
 
 from personalens.errors import InputError
+from personalens.models.structured import first_error
 
 MAX_FILE_BYTES = 512 * 1024 * 1024
 
@@ -35,9 +36,8 @@ def read_json(path: Path) -> Any:
 
 def validation_message(exc: pydantic.ValidationError) -> str:
     """The first pydantic error as "field 'a.b': message"."""
-    first = exc.errors()[0]
-    field = ".".join(str(p) for p in first.get("loc", ()))
-    return f"field '{field}': {first.get('msg', 'invalid')}" if field else first.get("msg", "")
+    field, message = first_error(exc)
+    return f"field '{field}': {message}" if field else message
 
 
 def expect_list(value: Any, where: str) -> list:

@@ -77,7 +77,12 @@ async def _repaired(model: ChatModel, messages: list[Message], schema: type[T],
         raise ModelCallFailed("invalid_structured_output", _short(exc), 2) from exc
 
 
-def _short(exc: pydantic.ValidationError) -> str:
+def first_error(exc: pydantic.ValidationError) -> tuple[str, str]:
+    """(dotted field path, message) of a validation error's first problem."""
     first = exc.errors()[0]
-    where = ".".join(str(p) for p in first.get("loc", ())) or "reply"
-    return f"{where}: {first.get('msg', 'invalid')}"
+    return ".".join(str(p) for p in first.get("loc", ())), first.get("msg", "invalid")
+
+
+def _short(exc: pydantic.ValidationError) -> str:
+    field, message = first_error(exc)
+    return f"{field or 'reply'}: {message}"
