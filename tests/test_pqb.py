@@ -68,3 +68,18 @@ def test_a_query_whose_item_is_missing_from_the_corpus_is_refused(tmp_path):
     result = personalens("pqb", "eval", "--queries", QUERIES, "--meta", meta, "--out", out)
     assert result.returncode == 2 and "asin B00006HOLL" in result.stderr
     assert result.stderr.count("\n") == 1 and not out.exists()
+
+
+def test_beir_export_round_trips(tmp_path):
+    out = tmp_path / "beir"
+    result = personalens("pqb", "export-beir", "--queries", QUERIES, "--meta", META, "--out", out)
+    assert result.returncode == 0, result.stderr
+    assert "15 documents, 17 queries, 17 qrels" in result.stdout  # 9 clean + 8 typo
+    queries = [json.loads(x) for x in (out / "queries.jsonl").read_text().splitlines()]
+    qrels = (out / "qrels/test.tsv").read_text().splitlines()
+    assert qrels[0] == "query-id\tcorpus-id\tscore"
+    by_id = {q["_id"]: q for q in queries}
+    query_id, asin, score = qrels[1].split("\t")
+    assert score == "1" and by_id[query_id]["metadata"]["parent_asin"] == asin
+    corpus_ids = {json.loads(x)["_id"] for x in (out / "corpus.jsonl").read_text().splitlines()}
+    assert all(line.split("\t")[1] in corpus_ids for line in qrels[1:])

@@ -38,3 +38,19 @@ def eval_command(
 
 def _fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
+
+
+@app.command("export-beir")
+def export_beir_command(
+    queries: Annotated[Path, typer.Option(help="Released queries (PQB format).")],
+    meta: Annotated[Path, typer.Option(help="Amazon Reviews 2023 meta_<Category>.jsonl.")],
+    out: Annotated[Path, typer.Option(help="Folder for corpus.jsonl, queries.jsonl, qrels/.")],
+) -> None:
+    """Write the queries and corpus in BEIR format for external retrievers."""
+    from personalens.lenses.pqb.beir_export import export_beir
+    from personalens.lenses.pqb.release_format import load_corpus, load_queries
+
+    groups, corpus = load_queries(queries), load_corpus(meta)
+    counts = export_beir(groups, corpus, out)
+    typer.echo(f"{counts['documents']} documents, {counts['queries']} queries, "
+               f"{counts['qrels']} qrels -> {out}")

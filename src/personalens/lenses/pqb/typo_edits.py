@@ -1,0 +1,95 @@
+"""Aligning a misspelt word with its correction and naming each character edit.
+
+Kinds (PQB's mechanisms): transposition (two neighbours swapped), repetition (a letter typed
+twice), insertion (an extra letter), deletion (a letter missing), adjacent_key (a letter replaced
+by a QWERTY neighbour), other (any other replacement).
+"""
+
+from collections import Counter
+from dataclasses import dataclass
+
+KINDS = ("transposition", "repetition", "insertion", "deletion", "adjacent_key", "other")
+_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+
+
+def _neighbours() -> dict[str, set[str]]:
+    """Keys that touch on a QWERTY layout (same row +-1, the row above i/i+1, below i-1/i)."""
+    near: dict[str, set[str]] = {}
+    for r, row in enumerate(_ROWS):
+        for i, key in enumerate(row):
+            spots = [(r, i - 1), (r, i + 1), (r - 1, i), (r - 1, i + 1), (r + 1, i - 1),
+                     (r + 1, i)]
+            near[key] = {_ROWS[rr][ii] for rr, ii in spots
+                         if 0 <= rr < len(_ROWS) and 0 <= ii < len(_ROWS[rr])}
+    return near
+
+
+ADJACENT = _neighbours()
+
+
+@dataclass(frozen=True)
+class Edit:
+    kind: str
+    position: int  # index in the correct word
+    correct: str  # the correct character(s) involved ("" for an insertion)
+    typed: str  # what was typed instead ("" for a deletion)
+
+
+def align(correct: str, typed: str) -> list[Edit]:
+    """The fewest edits (optimal string alignment distance) that turn `correct` into `typed`."""
+    a, b = correct.lower(), typed.lower()
+    n, m = len(a), len(b)
+    cost = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n + 1):
+        cost[i][0] = i
+    for j in range(m + 1):
+        cost[0][j] = j
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            cost[i][j] = min(cost[i - 1][j] + 1, cost[i][j - 1] + 1,
+                             cost[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1] \
+                    and a[i - 1] != a[i - 2]:
+                cost[i][j] = min(cost[i][j], cost[i - 2][j - 2] + 1)
+    return list(reversed(_backtrace(a, b, cost)))
+
+
+def _backtrace(a: str, b: str, cost: list[list[int]]) -> list[Edit]:
+    edits, i, j = [], len(a), len(b)
+    while i > 0 or j > 0:
+        if i > 0 and j > 0 and a[i - 1] == b[j - 1] and cost[i][j] == cost[i - 1][j - 1]:
+            i, j = i - 1, j - 1
+        elif (i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]
+              and a[i - 1] != a[i - 2] and cost[i][j] == cost[i - 2][j - 2] + 1):
+            edits.append(Edit("transposition", i - 2, a[i - 2:i], b[j - 2:j]))
+            i, j = i - 2, j - 2
+        elif i > 0 and j > 0 and cost[i][j] == cost[i - 1][j - 1] + 1:
+            kind = "adjacent_key" if b[j - 1] in ADJACENT.get(a[i - 1], ()) else "other"
+            edits.append(Edit(kind, i - 1, a[i - 1], b[j - 1]))
+            i, j = i - 1, j - 1
+        elif j > 0 and cost[i][j] == cost[i][j - 1] + 1:
+            # A repeated letter: the inserted one equals its typed neighbour.
+            repeated = (j > 1 and b[j - 2] == b[j - 1]) or (j < len(b) and b[j] == b[j - 1])
+            edits.append(Edit("repetition" if repeated else "insertion", i, "", b[j - 1]))
+            j -= 1
+        else:
+            edits.append(Edit("deletion", i - 1, a[i - 1], ""))
+            i -= 1
+    return edits
+
+
+def edit_counts(pairs: list[tuple[str, str]]) -> Counter:
+    """Edits by kind over (correct text, typed text) pairs, aligned word by word.
+
+    Only texts with the same number of words are compared, word for word, as PQB's typo
+    queries keep the word count; words that differ are aligned character by character.
+    """
+    counts: Counter = Counter({kind: 0 for kind in KINDS})
+    for correct, typed in pairs:
+        words, typed_words = correct.split(), typed.split()
+        if len(words) != len(typed_words):
+            continue
+        for w, t in zip(words, typed_words, strict=True):
+            if w != t:
+                counts.update(e.kind for e in align(w, t))
+    return counts
