@@ -1,32 +1,16 @@
 """News items that may ground conversations: JSONL lines with date (ISO), title and text."""
 
 import datetime as dt
-import json
 from pathlib import Path
 
 from personalens.errors import InputError
+from personalens.input_files import read_jsonl_objects
 
 
 def read_news(path: Path, window: tuple[dt.datetime, dt.datetime]) -> list[dict]:
     """Items whose date falls in the time window, sorted by date."""
-    where = str(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise InputError("news file not found", where=where) from None
-    except UnicodeDecodeError:
-        raise InputError("news file is not UTF-8", where=where) from None
     items = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        at = f"{where} line {number}"
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON ({exc.msg})", where=at) from None
-        if not isinstance(item, dict):
-            raise InputError("expected a JSON object", where=at)
+    for at, item in read_jsonl_objects(path, "news"):
         for field in ("date", "title", "text"):
             if not isinstance(item.get(field), str) or not item[field].strip():
                 raise InputError(f"field '{field}' must be a non-empty string", where=at)

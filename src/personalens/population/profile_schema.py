@@ -12,7 +12,7 @@ import pydantic
 import yaml
 
 from personalens.errors import InputError
-from personalens.lenses.json_files import validation_message
+from personalens.input_files import validation_message
 
 DEFAULT_SCHEMA = Path(__file__).parent / "data" / "profile_schema.yaml"
 META_CATEGORIES = ("demographic", "psychographic", "social")

@@ -15,7 +15,7 @@ from typing import Any, Literal
 import pydantic
 
 from personalens.errors import InputError
-from personalens.lenses.json_files import expect_dict, expect_list, read_json, validation_message
+from personalens.input_files import expect_dict, expect_list, read_json, validation_message
 
 QuestionType = Literal["Basic information", "Preference", "Social", "Subjective"]
 AnswerItem = str | int | dict[str, str | int]

@@ -5,14 +5,19 @@ own asin. Corpus: meta_<Category>.jsonl, one item per line (title, brand, catego
 description, features, details).
 """
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import pydantic
 
 from personalens.errors import InputError
-from personalens.lenses.json_files import expect_dict, expect_list, read_json, validation_message
+from personalens.input_files import (
+    expect_dict,
+    expect_list,
+    read_json,
+    read_jsonl_objects,
+    validation_message,
+)
 from personalens.retrieval import Document
 
 
@@ -58,30 +63,14 @@ def _item_text(item: dict) -> str:
 def load_corpus(path: Path) -> list[Document]:
     """One document per item of a meta_<Category>.jsonl file, keyed by its parent_asin."""
     documents, seen = [], set()
-    try:
-        handle = path.open(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("meta file not found", where=str(path)) from None
-    with handle:
-        try:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                where = f"{path} line {number}"
-                try:
-                    item = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"invalid JSON ({exc.msg})", where=where) from None
-                asin = item.get("parent_asin") if isinstance(item, dict) else None
-                if not isinstance(asin, str) or not asin:
-                    raise InputError("field 'parent_asin' must be a non-empty string",
-                                     where=where)
-                if asin in seen:
-                    raise InputError(f"duplicate parent_asin {asin}", where=where)
-                seen.add(asin)
-                documents.append(Document(asin, _item_text(item)))
-        except UnicodeDecodeError:
-            raise InputError("not UTF-8", where=str(path)) from None
+    for where, item in read_jsonl_objects(path, "meta"):
+        asin = item.get("parent_asin")
+        if not isinstance(asin, str) or not asin:
+            raise InputError("field 'parent_asin' must be a non-empty string", where=where)
+        if asin in seen:
+            raise InputError(f"duplicate parent_asin {asin}", where=where)
+        seen.add(asin)
+        documents.append(Document(asin, _item_text(item)))
     if not documents:
         raise InputError("meta file holds no items", where=str(path))
     return documents

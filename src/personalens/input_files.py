@@ -1,6 +1,10 @@
-"""Reading user-supplied JSON files with errors that name the file, the record and the field."""
+"""Reading user-supplied JSON and JSONL files with errors that name the file, record and field.
+
+Every layer that reads user files (population, lenses) uses these, so the messages agree.
+"""
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +36,27 @@ def read_json(path: Path) -> Any:
                          where=where) from None
     except RecursionError:
         raise InputError("JSON is nested too deeply", where=where) from None
+
+
+def read_jsonl_objects(path: Path, what: str) -> Iterator[tuple[str, dict]]:
+    """(where, object) for each non-blank line of a JSONL file; `what` names the file in errors."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise InputError(f"{what} file not found", where=str(path)) from None
+    except UnicodeDecodeError:
+        raise InputError(f"{what} file is not UTF-8", where=str(path)) from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path} line {number}"
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON ({exc.msg})", where=where) from None
+        if not isinstance(item, dict):
+            raise InputError("expected a JSON object", where=where)
+        yield where, item
 
 
 def validation_message(exc: pydantic.ValidationError) -> str:
