@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))  # the stub server lives with the tests
+sys.path.insert(0, str(REPO / "tests"))  # the test server lives with the tests
 
 import openai  # noqa: E402
 
-from openai_stub import OpenAIStub  # noqa: E402
+from fault_server import FaultServer  # noqa: E402
 from personalens.models import load_model  # noqa: E402
 
 N = 1000
@@ -63,7 +63,7 @@ async def local(slots: int, prompts: int = 8) -> float:
 
 
 def main() -> None:
-    with OpenAIStub() as stub:
+    with FaultServer() as stub:
         asyncio.run(bare(stub.base_url))  # warm up both paths once
         t_bare = asyncio.run(bare(stub.base_url))
         t_stack = asyncio.run(stack(stub.base_url))

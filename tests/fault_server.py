@@ -1,7 +1,8 @@
-"""A fault-injecting OpenAI-compatible server on 127.0.0.1 for reliability tests.
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 for tests, able to inject faults.
 
 Each request is answered by a fault chosen by `plan(n, body)` (n counts requests from 0), or by
-the deterministic reply when the plan returns None. Faults:
+the deterministic reply when the plan returns None (the default: no faults). A reply function
+that raises is answered with HTTP 500. Every request body and its headers are kept. Faults:
   500, 429 (with or without Retry-After), slow (sleeps past the client's timeout), drop (closes
   the connection without answering), malformed (200 with a body that is not JSON), empty (200
   with no choices), truncated (a reply cut in half), schema (a JSON reply of the wrong shape).
@@ -36,10 +37,19 @@ def seeded_plan(rate: float, seed: int, faults=FAULTS, recover_after: int = 2):
     return plan
 
 
+def echo_question(body: dict) -> str:
+    """Deterministic answer: the words of the question after 'Question:' in the last message."""
+    return body["messages"][-1]["content"].rsplit("Question:", 1)[-1].strip()
+
+
 class FaultServer:
-    def __init__(self, reply: Callable[[dict], str], plan=lambda n, body: None,
-                 slow_seconds: float = 3.0, rate_limit_per_second: float | None = None):
+    def __init__(self, reply: Callable[[dict], str] = echo_question, plan=lambda n, body: None,
+                 slow_seconds: float = 3.0, rate_limit_per_second: float | None = None,
+                 delay: float = 0.0):
         self.reply, self.plan, self.slow_seconds = reply, plan, slow_seconds
+        self.delay = delay  # latency of every request
+        self.requests: list[dict] = []
+        self.headers: list[dict] = []
         self.rate_limit = rate_limit_per_second
         self.faults: Counter = Counter()
         self.count = 0
@@ -56,6 +66,11 @@ class FaultServer:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+                with server._lock:
+                    server.requests.append(body)
+                    server.headers.append(dict(self.headers))
+                if server.delay:
+                    time.sleep(server.delay)
                 fault = server._choose(body)
                 if fault == "drop":
                     self.connection.shutdown(socket.SHUT_RDWR)
@@ -100,7 +115,10 @@ class FaultServer:
             return 429, b'{"error": {"message": "slow down"}}', {"retry-after": "0.05"}
         if fault == "malformed":
             return 200, b'{"choices": [{"message": ', {}
-        text = self.reply(body)
+        try:
+            text = self.reply(body)
+        except Exception as exc:  # a reply that raises becomes an HTTP 500
+            return 500, json.dumps({"error": {"message": str(exc)}}).encode(), {}
         if fault == "empty":
             return 200, self._completion(body, None), {}
         if fault == "truncated":

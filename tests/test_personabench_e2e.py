@@ -2,13 +2,12 @@
 
 import json
 import signal
-import time
 
 import pytest
 
-from cli_runner import personalens, start
+from cli_runner import kill_after_records, personalens, start
 from conftest import EXAMPLE
-from openai_stub import OpenAIStub
+from fault_server import FaultServer
 from personalens.lenses.personabench.release_format import load_community
 
 FAKE_KEY = "sk-personalens-test-SECRET-4f9a1c"
@@ -36,7 +35,7 @@ def _records(run_dir) -> list[dict]:
 
 def test_eval_against_a_real_http_server(tmp_path):
     out = tmp_path / "run"
-    with OpenAIStub(oracle) as stub:
+    with FaultServer(oracle) as stub:
         result = personalens("personabench", "eval", "--data", EXAMPLE, "--noise", "0.0,0.5",
                              "--retriever", "bm25", "--model", "openai/stub-model",
                              "--base-url", stub.base_url, "--api-key-env", "STUB_KEY",
@@ -70,7 +69,7 @@ def test_rerunning_a_finished_run_does_no_work(tmp_path):
     out = tmp_path / "run"
     args = ("personabench", "eval", "--data", EXAMPLE, "--noise", "0.0", "--retriever", "bm25",
             "--model", "openai/m", "--no-cache", "--out", out)
-    with OpenAIStub(oracle) as stub:
+    with FaultServer(oracle) as stub:
         assert personalens(*args, "--base-url", stub.base_url).returncode == 0
         first = (out / "records.jsonl").read_text()
         assert personalens(*args, "--base-url", stub.base_url).returncode == 0
@@ -88,7 +87,7 @@ def test_failed_calls_are_recorded_reported_and_retried_on_rerun(tmp_path):
             raise RuntimeError("boom")  # the stub answers 500 for this question
         return oracle(body)
 
-    with OpenAIStub(flaky) as stub:
+    with FaultServer(flaky) as stub:
         result = personalens(*args, "--base-url", stub.base_url, "--max-attempts", "2")
     assert result.returncode == 3, result.stderr
     assert "run incomplete: 1 item(s) failed" in result.stderr
@@ -100,7 +99,7 @@ def test_failed_calls_are_recorded_reported_and_retried_on_rerun(tmp_path):
     assert metrics["retrieval"]["overall"]["n"] == 27
     assert json.loads((out / "manifest.json").read_text())["status"] == "incomplete"
     assert "server_error" in (out / "report.html").read_text()
-    with OpenAIStub(oracle) as stub:
+    with FaultServer(oracle) as stub:
         assert personalens(*args, "--base-url", stub.base_url).returncode == 0
     assert len(stub.requests) == 1  # only the failed item is retried
     records = _records(out)
@@ -115,18 +114,13 @@ def _comparable(records: list[dict]) -> list[dict]:
 def test_kill_9_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, kill_after):
     args = ("personabench", "eval", "--data", EXAMPLE, "--noise", "0.0,0.5", "--retriever",
             "bm25", "--model", "openai/m", "--no-cache", "--concurrency", "2")
-    with OpenAIStub(oracle, delay=0.05) as stub:
+    with FaultServer(oracle, delay=0.05) as stub:
         reference = tmp_path / "reference"
         assert personalens(*args, "--base-url", stub.base_url, "--out", reference).returncode == 0
         out = tmp_path / "killed"
         process = start(*args, "--base-url", stub.base_url, "--out", out)
         records = out / "records.jsonl"
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            if records.exists() and records.read_text().count("\n") >= kill_after:
-                break
-            time.sleep(0.01)
-        process.send_signal(signal.SIGKILL)
+        kill_after_records(process, records, kill_after)
         process.wait()
         done_before = records.read_text().count("\n")
         assert done_before < 54
@@ -142,13 +136,9 @@ def test_ctrl_c_leaves_a_resumable_run(tmp_path):
     args = ("personabench", "eval", "--data", EXAMPLE, "--noise", "0.0", "--retriever", "bm25",
             "--model", "openai/m", "--no-cache", "--concurrency", "1")
     out = tmp_path / "run"
-    with OpenAIStub(oracle, delay=0.1) as stub:
+    with FaultServer(oracle, delay=0.1) as stub:
         process = start(*args, "--base-url", stub.base_url, "--out", out)
-        records = out / "records.jsonl"
-        deadline = time.time() + 60
-        while time.time() < deadline and not (records.exists() and records.read_text()):
-            time.sleep(0.01)
-        process.send_signal(signal.SIGINT)
+        kill_after_records(process, out / "records.jsonl", 1, signal.SIGINT, timeout=60)
         _, stderr = process.communicate(timeout=60)
         assert process.returncode == 130, stderr
         assert "rerun the same command to resume" in stderr and "Traceback" not in stderr

@@ -2,12 +2,10 @@
 
 import json
 import random
-import signal
-import time
 
 import pytest
 
-from cli_runner import personalens, start
+from cli_runner import kill_after_records, personalens, start
 from conftest import EXAMPLE
 from fault_server import FaultServer, seeded_plan
 from test_personabench_e2e import oracle
@@ -67,13 +65,7 @@ def test_kill_9_at_a_random_point_then_resume(tmp_path, reference, trial):
     out = tmp_path / "killed"
     with FaultServer(oracle) as server:
         process = start(*ARGS, "--base-url", server.base_url, "--concurrency", "2", "--out", out)
-        records = out / "records.jsonl"
-        deadline = time.time() + 120
-        while time.time() < deadline and process.poll() is None:
-            if records.exists() and records.read_text().count("\n") >= kill_after:
-                break
-            time.sleep(0.005)
-        process.send_signal(signal.SIGKILL)
+        kill_after_records(process, out / "records.jsonl", kill_after)
         process.wait()
         assert personalens(*ARGS, "--base-url", server.base_url, "--out", out).returncode == 0
     resumed = _records(out)
@@ -123,13 +115,7 @@ def test_generate_killed_at_a_random_point_resumes_to_identical_data(tmp_path, t
     out = tmp_path / "gen"
     with FaultServer(_schema_reply) as server:
         process = start(*GENERATE, "--base-url", server.base_url, "--out", out)
-        records = out / "records.jsonl"
-        deadline = time.time() + 120
-        while time.time() < deadline and process.poll() is None:
-            if records.exists() and records.read_text().count("\n") >= kill_after:
-                break
-            time.sleep(0.005)
-        process.send_signal(signal.SIGKILL)
+        kill_after_records(process, out / "records.jsonl", kill_after)
         process.wait()
         result = personalens(*GENERATE, "--base-url", server.base_url, "--out", out)
         assert result.returncode == 0, result.stderr
