@@ -83,3 +83,31 @@ def test_beir_export_round_trips(tmp_path):
     assert score == "1" and by_id[query_id]["metadata"]["parent_asin"] == asin
     corpus_ids = {json.loads(x)["_id"] for x in (out / "corpus.jsonl").read_text().splitlines()}
     assert all(line.split("\t")[1] in corpus_ids for line in qrels[1:])
+
+
+def _record(key, item, clean, typo=None, random_typo=None, has_typo=True, has_random=True):
+    return {"key": key, "parent_asin": item, "rank_clean": clean, "rank_typo": typo,
+            "rank_random_typo": random_typo, "typo_query": "t" if has_typo else None,
+            "random_typo_query": "r" if has_random else None}
+
+
+def test_personal_vs_random_typo_hits_by_hand():
+    from personalens.lenses.pqb.analysis import summarise
+
+    records = [_record("a/1", "a", 1, 3, 1), _record("a/2", "a", 2, None, 8),
+               _record("b/1", "b", 12, 15, None), _record("b/2", "b", None, None, None,
+                                                          has_random=False)]
+    metrics = summarise(records)
+    assert metrics["n_random_typo"] == 3 and metrics["n_pairs"] == 2
+    # Hit@1 over the 3 queries with a random version: clean 1,0,0; personal 0,0,0; random 1,0,0.
+    assert metrics["hit"]["random_typo"]["1"]["value"] == pytest.approx(1 / 3)
+    assert metrics["hit"]["random_drop"]["1"]["value"] == pytest.approx(0.0)
+    assert metrics["hit"]["personal_minus_random"]["1"]["value"] == pytest.approx(-1 / 3)
+    # Hit@10: clean 1,1,0; personal 1,0,0; random 1,1,0 -> personal typos cost one more hit.
+    assert metrics["hit"]["personal_minus_random"]["10"]["value"] == pytest.approx(-1 / 3)
+    assert metrics["hit"]["random_drop"]["10"]["value"] == pytest.approx(0.0)
+    assert metrics["mrr"]["random_typo"]["value"] == pytest.approx((1 + 1 / 8) / 3)
+    # Flip@5 over the pairs (a: 1 vs 2 both hit; b: neither): paper None-free 0/1, all 0/2.
+    assert metrics["flip_rate"]["paper"]["5"]["value"] == 0.0
+    assert metrics["flip_rate"]["paper"]["1"]["value"] == 1.0  # a: rank 1 vs 2
+    assert metrics["flip_rate"]["all_pairs"]["1"]["value"] == 0.5

@@ -1,8 +1,9 @@
 """metrics.json for a PQB run, from its records (one per released query record).
 
 Each record holds the rank (1-based, within the top MAX_K) of its target item for the user's
-clean query and for their typo query (None: not retrieved). Pairs are two users' clean queries
-for the same item.
+clean query, their typo query and (built datasets only) the random-typo baseline with as many
+edited words (None: not retrieved or no such query). Pairs are two users' clean queries for the
+same item. Drops are paired: the same queries, clean minus typo.
 """
 
 from itertools import combinations
@@ -43,9 +44,11 @@ def summarise(records: list[dict], seed: int = 0) -> dict:
     a = [p[0]["rank_clean"] for p in both]
     b = [p[1]["rank_clean"] for p in both]
     typo = [r for r in records if r["typo_query"] is not None]
+    rand = [r for r in records if r.get("random_typo_query") is not None]
     metrics: dict = {"n_queries": len(records), "n_pairs": len(both), "n_typo": len(typo),
-                     "flip_rate": {"paper": {}, "all_pairs": {}}, "hit": {"clean": {}, "typo": {},
-                                                                           "drop": {}}}
+                     "n_random_typo": len(rand), "flip_rate": {"paper": {}, "all_pairs": {}},
+                     "hit": {kind: {} for kind in ("clean", "typo", "drop", "random_typo",
+                                                   "random_drop", "personal_minus_random")}}
     for k in KS:
         hits = np.column_stack([_hits(a, k), _hits(b, k)]) if both else np.zeros((0, 2))
         for name, conditioned in (("paper", True), ("all_pairs", False)):
@@ -60,6 +63,21 @@ def summarise(records: list[dict], seed: int = 0) -> dict:
                                                    seed)
         metrics["hit"]["typo"][str(k)] = _with_ci(typos, seed)
         metrics["hit"]["drop"][str(k)] = _with_ci(clean - typos, seed)  # paired, same users
+        _random_typo_hits(metrics["hit"], rand, k, seed)
     metrics["mrr"] = {"clean": _with_ci(_rr([r["rank_clean"] for r in records]), seed),
-                      "typo": _with_ci(_rr([r["rank_typo"] for r in typo]), seed)}
+                      "typo": _with_ci(_rr([r["rank_typo"] for r in typo]), seed),
+                      "random_typo": _with_ci(_rr([r["rank_random_typo"] for r in rand]), seed)}
     return metrics
+
+
+def _random_typo_hits(hit: dict, rand: list[dict], k: int, seed: int) -> None:
+    """The baseline: random typos on the same queries, with as many edited words.
+
+    personal_minus_random < 0 means the users' own typos hurt retrieval more than random ones.
+    """
+    clean = _hits([r["rank_clean"] for r in rand], k)
+    personal = _hits([r["rank_typo"] for r in rand], k)
+    random_typo = _hits([r["rank_random_typo"] for r in rand], k)
+    hit["random_typo"][str(k)] = _with_ci(random_typo, seed)
+    hit["random_drop"][str(k)] = _with_ci(clean - random_typo, seed)
+    hit["personal_minus_random"][str(k)] = _with_ci(personal - random_typo, seed)

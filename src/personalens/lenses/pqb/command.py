@@ -1,4 +1,4 @@
-"""`personalens pqb eval --queries RELEASE.json --meta meta_<Category>.jsonl`."""
+"""`personalens pqb eval`: released queries (--queries + --meta) or a built dataset (--data)."""
 
 import os
 import sys
@@ -20,6 +20,14 @@ class PqbOptions:
     retriever: str
     out: Path
     seed: int = 0
+
+    @classmethod
+    def from_data(cls, data: Path, **kwargs) -> "PqbOptions":
+        """A `pqb build` folder: its queries.json and corpus.jsonl."""
+        for name in ("queries.json", "corpus.jsonl"):
+            if not (data / name).is_file():
+                raise InputError(f"{data} is not a pqb build folder (no {name})")
+        return cls(queries=data / "queries.json", meta=data / "corpus.jsonl", **kwargs)
 
     def config(self) -> dict:
         return {"lens": "pqb", "queries": str(self.queries.resolve()),
@@ -45,15 +53,17 @@ def run_pqb_eval(options: PqbOptions) -> dict:
     })
     status = "interrupted"
     try:
-        done = run.records()
+        done = run.successful_records()  # failed rankings are retried
         todo = [(g, r) for g in groups for r in g.records
                 if f"{g.parent_asin}/{r.uid}" not in done]
         if todo:
             _evaluate(run, retriever, corpus, todo)
-        metrics = summarise(list(run.records().values()), seed=options.seed)
+        records = list(run.records().values())
+        metrics = summarise([r for r in records if r["status"] == "ok"], seed=options.seed)
         metrics["retriever"] = options.retriever
+        metrics["failures"] = [r for r in records if r["status"] != "ok"]
         run.write_outputs(metrics, build_report(metrics, run.manifest))
-        status = "complete"
+        status = "incomplete" if metrics["failures"] else "complete"
     finally:
         run.close(status)
     return metrics
@@ -61,8 +71,10 @@ def run_pqb_eval(options: PqbOptions) -> dict:
 
 def _evaluate(run, retriever, corpus, todo) -> None:
     index = retriever.index(corpus)
-    texts = [r.syntax_query for _, r in todo] + [r.typo_query for _, r in todo if r.typo_query]
-    ranked = dict(zip(texts, index.search(texts, MAX_K).ids, strict=True))
+    texts = list(dict.fromkeys(q for _, r in todo for q in _queries(r).values() if q))
+    ranking = index.search(texts, MAX_K)
+    ranked = dict(zip(texts, ranking.ids, strict=True))
+    errors = dict(zip(texts, ranking.errors or [None] * len(texts), strict=True))
 
     def rank(query: str | None, asin: str) -> int | None:
         if query is None or asin not in ranked[query]:
@@ -70,8 +82,20 @@ def _evaluate(run, retriever, corpus, todo) -> None:
         return ranked[query].index(asin) + 1
 
     for group, record in todo:
-        run.append({"key": f"{group.parent_asin}/{record.uid}", "status": "ok",
-                    "parent_asin": group.parent_asin, "asin": record.asin, "uid": record.uid,
-                    "syntax_query": record.syntax_query, "typo_query": record.typo_query,
-                    "rank_clean": rank(record.syntax_query, record.asin),
-                    "rank_typo": rank(record.typo_query, record.asin)})
+        queries = _queries(record)
+        key = {"key": f"{group.parent_asin}/{record.uid}", "parent_asin": group.parent_asin,
+               "asin": record.asin, "uid": record.uid}
+        failed = [errors[q] for q in queries.values() if q and errors[q]]
+        if failed:
+            run.append({**key, "status": "failed", "error": failed[0]})
+            continue
+        run.append({**key, "status": "ok", "syntax_query": record.syntax_query,
+                    "typo_query": record.typo_query,
+                    "random_typo_query": record.random_typo_query,
+                    **{f"rank_{kind}": rank(q, record.asin) for kind, q in queries.items()}})
+
+
+def _queries(record) -> dict[str, str | None]:
+    """The record's query texts by kind (clean is the release's syntax_query)."""
+    return {"clean": record.syntax_query, "typo": record.typo_query,
+            "random_typo": record.random_typo_query}

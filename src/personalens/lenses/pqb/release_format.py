@@ -28,6 +28,7 @@ class QueryRecord(pydantic.BaseModel):
     uid: str = pydantic.Field(min_length=1)
     syntax_query: str = pydantic.Field(min_length=1)
     typo_query: str | None = None
+    random_typo_query: str | None = None  # `pqb build` only: the random-typo baseline
 
 
 @dataclass(frozen=True)

@@ -27,10 +27,30 @@ def build_report(metrics: dict, manifest: dict) -> str:
                    metrics["hit"]["drop"][str(k)]["value"],
                    metrics["hit"]["drop"][str(k)]["ci_low"],
                    metrics["hit"]["drop"][str(k)]["ci_high"]] for k in KS])
+    kinds = ("clean", "typo", "random_typo") if metrics["n_random_typo"] else ("clean", "typo")
     report.figure(grouped_bars({q: {f"Hit@{k}": metrics["hit"][q][str(k)]["value"] for k in KS}
-                                for q in ("clean", "typo")}, "hit rate", "Clean vs typo"),
-                  "Hit@K for clean and typo queries")
+                                for q in kinds}, "hit rate", "Clean vs typo"),
+                  "Hit@K for clean, personal-typo and (built data) random-typo queries")
+    if metrics["n_random_typo"]:
+        _random_typo_table(report, metrics)
     report.table(["queries", "MRR@20", "CI low", "CI high", "n"],
                  [[q, v["value"], v["ci_low"], v["ci_high"], v["n"]]
                   for q, v in metrics["mrr"].items()])
+    if metrics["failures"]:
+        report.heading("Failed query records (rerun the same command to retry)")
+        report.table(["key", "error"], [[f["key"], f.get("error")] for f in metrics["failures"]])
     return report.render()
+
+
+def _random_typo_table(report: HtmlReport, metrics: dict) -> None:
+    report.heading("Personal vs random typos")
+    report.paragraph(f"{metrics['n_random_typo']} queries have both a personal typo version and "
+                     "a random one with as many edited words. Negative personal − random means "
+                     "the users' own typos hurt retrieval more than random ones.")
+    hit = metrics["hit"]
+    report.table(["K", "hit random typo", "drop (random)", "personal − random", "CI low",
+                  "CI high"],
+                 [[k, hit["random_typo"][str(k)]["value"], hit["random_drop"][str(k)]["value"],
+                   hit["personal_minus_random"][str(k)]["value"],
+                   hit["personal_minus_random"][str(k)]["ci_low"],
+                   hit["personal_minus_random"][str(k)]["ci_high"]] for k in KS])

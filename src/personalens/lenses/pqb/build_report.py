@@ -1,0 +1,53 @@
+"""report.html for `pqb build`: what was kept at each stage, and why the rest was not."""
+
+from personalens.population.typo_habits import KINDS
+from personalens.report import HtmlReport, grouped_bars
+
+
+def build_report(summary: dict, manifest: dict) -> str:
+    report = HtmlReport("personalens · PersonalQuery-Benchmark build")
+    config = manifest["config"]
+    report.paragraph(f"Source: {summary['origin']} · candidates: {config['candidates']}"
+                     f" ({config['model'] if config['candidates'] == 'model' else 'templates'})"
+                     f" · seed {config['seed']}")
+    report.heading("Funnel")
+    report.table(["stage", "count"], [
+        ["users with a writing history", summary["users"]],
+        [f"users with >= {config['min_sentences']} sentences (profiled)",
+         summary["profiled_users"]],
+        ["products in the corpus", summary["products"]],
+        ["items with >= 2 profiled users", summary["items"]],
+        ["candidate queries written", summary["candidates"]],
+        ["candidates keeping the 5-core-term constraint", summary["candidates_valid"]],
+        [f"candidates in the coherent set (cosine >= {config['similarity']})",
+         summary["candidates_kept"]],
+        ["queries selected (2 per item)", summary["queries"]],
+        ["queries with a personal typo version", summary["typo_queries"]],
+        ["queries with a random typo version", summary["random_typo_queries"]],
+    ])
+    report.table(["item status", "items"], sorted(summary["items_by_status"].items()))
+    if summary["skipped_by_reason"]:
+        report.table(["skipped because", "items"], sorted(summary["skipped_by_reason"].items()))
+    _typo_section(report, summary)
+    if summary["failures"]:
+        report.heading("Failures (rerun the same command to retry)")
+        report.table(["key", "error"], [[f.get("key", f.get("asin")), f.get("error")]
+                                        for f in summary["failures"]])
+    return report.render()
+
+
+def _typo_section(report: HtmlReport, summary: dict) -> None:
+    rates = summary["typo_rates"]
+    if not rates:
+        return
+    report.heading("Learned typo rates (edits per word of >= 3 letters)")
+    report.table(["user", *KINDS], [[uid, *(r.get(k, 0.0) for k in KINDS)]
+                                    for uid, r in rates.items()])
+    report.figure(grouped_bars({uid: {k: r.get(k, 0.0) for k in KINDS}
+                                for uid, r in list(rates.items())[:8]},
+                               "edits per word", "Typo habits"),
+                  "Learned per-kind typo rates (first 8 users)")
+    recovery = summary.get("typo_recovery")
+    if recovery:
+        report.paragraph(f"Against the generator's known habits ({recovery['users']} users): "
+                         f"mean absolute error {recovery['mean_absolute_error']:.4f} per kind.")
