@@ -3,7 +3,7 @@ import json
 import pytest
 
 from conftest import SHARED
-from personalens.lenses.pqb.typo_edits import ADJACENT, KINDS, Edit, align, edit_counts
+from personalens.lenses.pqb.typo_edits import ADJACENT, KINDS, Edit, align, edit_counts, word_spans
 
 
 @pytest.mark.parametrize("correct, typed, expected", [
@@ -35,3 +35,8 @@ def test_the_release_typo_queries_decompose_into_known_kinds():
     assert set(counts) == set(KINDS) and sum(counts.values()) > 0
     # PQB injects at most 3 words per query, one edit each in the common case.
     assert sum(counts.values()) <= 3 * 2 * len(pairs)
+
+
+def test_words_are_runs_of_letters_as_the_typo_generator_walks_them():
+    assert word_spans("Don't-stop, mp3 café!") == [
+        (0, 3, "Don"), (4, 5, "t"), (6, 10, "stop"), (12, 14, "mp"), (16, 20, "café")]

@@ -35,7 +35,7 @@ from personalens.lenses.pqb.pair_selection import SelectionOptions, select_pair
 from personalens.lenses.pqb.spacy_pipeline import load_pipeline
 from personalens.lenses.pqb.spelling_correction import get_corrector
 from personalens.lenses.pqb.style_profiles import ProfileOptions, StyleProfiles, build_profiles
-from personalens.lenses.pqb.typo_injection import inject_personal, inject_random, passes_similarity
+from personalens.lenses.pqb.typo_injection import inject_random, inject_typos, passes_similarity
 from personalens.lenses.pqb.typo_profile import TypoProfile, learn_profile
 from personalens.models import DEFAULT_MODEL, RetryPolicy, UsageLedger, load_model, merge_usage
 from personalens.models.spec import validate_spec
@@ -90,6 +90,7 @@ class _Context:
     store: StepStore
     model: object | None
     embedder: DenseRetriever
+    ledger: UsageLedger
     profiles: StyleProfiles | None = None
     typos: dict[str, TypoProfile] = field(default_factory=dict)
 
@@ -106,7 +107,11 @@ def check_options(options: BuildOptions) -> None:
         raise InputError("--similarity must be in (0, 1]")
     if options.candidates == "model":
         validate_spec(options.model)
-    get_corrector(options.corrector, check_only=True)
+    if options.corrector.startswith("llm:"):
+        validate_spec(options.corrector.removeprefix("llm:"))
+    elif options.corrector != "dictionary":
+        raise InputError(f"unknown spelling corrector {options.corrector!r}; expected "
+                         "dictionary or llm:<model spec>")
 
 
 def run_build(options: BuildOptions, progress=None) -> dict:
@@ -128,7 +133,7 @@ def run_build(options: BuildOptions, progress=None) -> dict:
                            retry=RetryPolicy(max_attempts=options.max_attempts))
     status = "interrupted"
     try:
-        context = _Context(options, nlp, StepStore(run), model, embedder)
+        context = _Context(options, nlp, StepStore(run), model, embedder, ledger)
         summary = _execute(context, run, ledger, progress)
         status = "complete" if summary["complete"] else "incomplete"
     finally:
@@ -185,7 +190,8 @@ def _items(source: BuildSource, profiled: list[str], options: BuildOptions
 
 
 async def _typo_profiles(context: _Context, users: list[str]) -> dict[str, TypoProfile]:
-    corrector = get_corrector(context.options.corrector)
+    corrector = get_corrector(context.options.corrector, ledger=context.ledger,
+                              base_url=context.options.base_url)
     histories = context.options.source.histories
     profiles = {}
     for uid in users:
@@ -255,10 +261,10 @@ def _typed(context: _Context, asin: str, uid: str, query: str) -> dict:
         return record
     for attempt in range(options.typo_attempts):
         rng = random.Random(f"{options.seed}/{asin}/{uid}/personal/{attempt}")
-        injected = inject_personal(query, profile, nlp, rng, max_words=options.max_typo_words)
+        injected = inject_typos(query, profile, nlp, rng, max_words=options.max_typo_words)
         if injected.edits and passes_similarity(query, injected.text, context.embedder.encode,
                                                 options.similarity):
-            record.update(typo_query=injected.text, typo_edits=injected.to_json()["edits"])
+            record.update(typo_query=injected.text, typo_edits=_edits(injected))
             break
     if record["typo_query"] is None:
         return record
@@ -266,10 +272,13 @@ def _typed(context: _Context, asin: str, uid: str, query: str) -> dict:
         rng = random.Random(f"{options.seed}/{asin}/{uid}/random/{attempt}")
         injected = inject_random(query, len(record["typo_edits"]), rng)
         if passes_similarity(query, injected.text, context.embedder.encode, options.similarity):
-            record.update(random_typo_query=injected.text,
-                          random_edits=injected.to_json()["edits"])
+            record.update(random_typo_query=injected.text, random_edits=_edits(injected))
             break
     return record
+
+
+def _edits(injected) -> list[dict]:
+    return [edit._asdict() for edit in injected.edits]
 
 
 def _write_dataset(out: Path, source: BuildSource, results: list[dict]) -> None:
