@@ -22,3 +22,25 @@ def community_0() -> Path:
     if not COMMUNITY_0.exists():
         pytest.fail(f"the shared PersonaBench anchor data is missing: {COMMUNITY_0}")
     return COMMUNITY_0
+
+
+@pytest.fixture
+def double(monkeypatch):
+    """`personalens generate` runs against the schema-aware scripted double (no real model).
+
+    Set holder["fail_when"] to make prompts containing that text fail; holder["model"] is the
+    model of the latest run.
+    """
+    import personalens.population.generate as generate_module
+    from schema_double import schema_model
+
+    holder = {}
+
+    def fake_load_model(spec, **kwargs):
+        model = schema_model(holder.get("fail_when"))
+        model.ledger = kwargs["ledger"]
+        holder["model"] = model
+        return model
+
+    monkeypatch.setattr(generate_module, "load_model", fake_load_model)
+    return holder

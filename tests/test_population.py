@@ -3,28 +3,10 @@
 import asyncio
 import json
 
-import pytest
-
-import personalens.population.generate as generate_module
 from personalens.lenses.personabench.command import EvalOptions, run_eval
 from personalens.lenses.personabench.release_format import load_community
 from personalens.lenses.personabench.validation import validate
 from personalens.population.generate import GenerateOptions, run_generate
-from schema_double import schema_model
-
-
-@pytest.fixture
-def double(monkeypatch):
-    holder = {}
-
-    def fake_load_model(spec, **kwargs):
-        model = schema_model(holder.get("fail_when"))
-        model.ledger = kwargs["ledger"]
-        holder["model"] = model
-        return model
-
-    monkeypatch.setattr(generate_module, "load_model", fake_load_model)
-    return holder
 
 
 def _options(out, **overrides):
@@ -161,3 +143,18 @@ def test_release_timestamps_do_not_depend_on_the_locale():
     assert release_time(dt.datetime(2024, 10, 14, 11, 11)) == "2024/Oct/14/11:11 AM"
     assert release_time(dt.datetime(2024, 1, 5, 0, 7)) == "2024/Jan/05/12:07 AM"
     assert release_time(dt.datetime(2024, 6, 18, 14, 40)) == "2024/Jun/18/02:40 PM"
+
+
+def test_release_timestamps_parse_back():
+    import datetime as dt
+
+    import pytest
+
+    from personalens.population.release_writer import parse_release_time, release_time
+
+    for when in (dt.datetime(2024, 1, 5, 0, 7), dt.datetime(2024, 6, 18, 12, 40),
+                 dt.datetime(2024, 12, 31, 23, 59)):
+        assert parse_release_time(release_time(when)) == when
+    for bad in ("2024-06-18", "2024/Jun/18/13:40 PM", "2024/June/18/01:40 PM"):
+        with pytest.raises(ValueError):
+            parse_release_time(bad)

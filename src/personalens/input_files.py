@@ -39,24 +39,34 @@ def read_json(path: Path) -> Any:
 
 
 def read_jsonl_objects(path: Path, what: str) -> Iterator[tuple[str, dict]]:
-    """(where, object) for each non-blank line of a JSONL file; `what` names the file in errors."""
+    """(where, object) for each non-blank line of a JSONL file; `what` names the file in errors.
+
+    Streams line by line: the published JSONL files (Amazon reviews, meta) run to gigabytes.
+    """
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        handle = path.open("rb")
     except FileNotFoundError:
         raise InputError(f"{what} file not found", where=str(path)) from None
-    except UnicodeDecodeError:
-        raise InputError(f"{what} file is not UTF-8", where=str(path)) from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path} line {number}"
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON ({exc.msg})", where=where) from None
-        if not isinstance(item, dict):
-            raise InputError("expected a JSON object", where=where)
-        yield where, item
+    except IsADirectoryError:
+        raise InputError(f"{what} file expected, found a directory", where=str(path)) from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            where = f"{path} line {number}"
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InputError(f"{what} file is not UTF-8", where=where) from None
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"invalid JSON ({exc.msg})", where=where) from None
+            except RecursionError:
+                raise InputError("JSON is nested too deeply", where=where) from None
+            if not isinstance(item, dict):
+                raise InputError("expected a JSON object", where=where)
+            yield where, item
 
 
 def validation_message(exc: pydantic.ValidationError) -> str:

@@ -48,6 +48,11 @@ def generate(
         help="USD per million prompt tokens, for the cost estimate.")] = 0.0,
     price_per_mtok_out: Annotated[float, typer.Option(
         help="USD per million completion tokens.")] = 0.0,
+    typo_habits: Annotated[bool, typer.Option(
+        "--typo-habits/--no-typo-habits",
+        help="Give each person typo rates and apply them to the turns they type (the truth "
+             "goes to ground_truth/<community>/writing_habits.json). Writing styles are "
+             "given either way.")] = True,
 ) -> None:
     """Generate synthetic communities in PersonaBench's release layout (plus hidden truth)."""
     options = GenerateOptions(
@@ -58,7 +63,7 @@ def generate(
         start=start, end=end, news=news, personas=personas, schema=schema, base_url=base_url,
         api_key_env=api_key_env, use_cache=not no_cache, concurrency=concurrency,
         max_attempts=max_attempts, price_per_mtok_in=price_per_mtok_in,
-        price_per_mtok_out=price_per_mtok_out)
+        price_per_mtok_out=price_per_mtok_out, typo_habits=typo_habits)
     summary = interruptible(lambda: run_generate(options, ItemProgress("generate")))
     typer.echo(f"data: {summary['data']}")
     typer.echo(f"report: {out / 'report.html'}")

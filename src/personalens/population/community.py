@@ -24,6 +24,7 @@ from personalens.population.profile_stage import (
 from personalens.population.session_writer import session_text, write_session
 from personalens.population.social_graph import FAMILY, Relation, build_graph, to_release_json
 from personalens.population.step_store import StepStore
+from personalens.population.writing_habits import draw_habits, type_written
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class GenerationConfig:
     personas: list[str]
     schema: ProfileSchema
     max_list_entries: int = 5
+    typo_habits: bool = True  # off: people keep their writing styles but make no typos
 
 
 def _adopt_family_surnames(seeds: list[Seed], relations: list[Relation],
@@ -112,23 +114,29 @@ async def generate_community(index: int, config: GenerationConfig, model: ChatMo
                       config.attributes_per_person, config.update_probability, config.news)
     max_noise = max(float(n) for n in config.noises)
     plans = {p: planner.plan(p, max_noise) for p in personas}
-    written = await _write_sessions(model, store, key, plans, personas)
+    people = list(personas)
+    habits = draw_habits(config.seed, index, people, config.typo_habits)
+    written = await _write_sessions(model, store, key, plans, personas,
+                                    {p: h.style for p, h in habits.items()})
     fixes = report.fixes + reconciled + _drop_repeated_purchases(plans, written)
+    written = type_written(written, _reveals(plans), habits, config.seed, key)
 
     root = out / "synthetic_data" / key
-    people = list(personas)
     ids = {noise: release_writer.write_level(root, noise, people, plans, written)
            for noise in config.noises}
     release_writer.write_questions(root, people, plans, ids)
     graph_json = to_release_json(graph, personas)
     release_writer.write_ground_truth(out / "ground_truth" / key, profiles, personas,
                                       graph_json, fixes, plans, written, ids)
+    release_writer.dump_json(out / "ground_truth" / key / "writing_habits.json",
+                             {p: h.as_json() for p, h in habits.items()})
     (root / "graph_json").mkdir(parents=True, exist_ok=True)
     release_writer.dump_json(root / "graph_json" / "social_graph.json", graph_json)
     return _stats(plans, written, fixes, config.noises)
 
 
-async def _write_sessions(model, store, key, plans, personas) -> dict[str, dict[int, dict]]:
+async def _write_sessions(model, store, key, plans, personas,
+                          styles) -> dict[str, dict[int, dict]]:
     jobs = []
     for person, plan in plans.items():
         # Relationship words ("friend") are how noise chats address each other, not leaks.
@@ -139,13 +147,19 @@ async def _write_sessions(model, store, key, plans, personas) -> dict[str, dict[
 
     async def one(person, session, forbidden):
         return await store.get(f"{key}/session/{person}/{session.index}",
-                               lambda: write_session(model, session, person, personas, forbidden))
+                               lambda: write_session(model, session, person, personas, forbidden,
+                                                     styles[person]))
 
     results = await asyncio.gather(*(one(*job) for job in jobs))
     written: dict[str, dict[int, dict]] = {p: {} for p in plans}
     for (person, session, _), result in zip(jobs, results, strict=True):
         written[person][session.index] = result
     return written
+
+
+def _reveals(plans) -> dict:
+    return {p: {s.index: s.reveal for s in plan.personal + plan.noise}
+            for p, plan in plans.items()}
 
 
 def _drop_repeated_purchases(plans, written) -> list[str]:

@@ -40,6 +40,7 @@ class GenerateOptions:
     max_attempts: int = 6
     price_per_mtok_in: float = 0.0
     price_per_mtok_out: float = 0.0
+    typo_habits: bool = True
 
     def config(self) -> dict:
         """What identifies the run (the data it makes); resuming with other values is refused."""
@@ -50,7 +51,8 @@ class GenerateOptions:
                 "update_probability": self.update_probability, "start": self.start,
                 "end": self.end, "news": str(self.news) if self.news else None,
                 "personas": str(self.personas) if self.personas else None,
-                "schema": str(self.schema) if self.schema else None}
+                "schema": str(self.schema) if self.schema else None,
+                "typo_habits": self.typo_habits}
 
 
 def _window(options: GenerateOptions) -> tuple[dt.datetime, dt.datetime]:
@@ -90,7 +92,7 @@ def run_generate(options: GenerateOptions, progress=None) -> dict:
         update_probability=options.update_probability, window=window,
         news=read_news(options.news, window) if options.news else [],
         personas=read_personas(options.personas), schema=load_schema(options.schema),
-        max_list_entries=options.max_list_entries)
+        max_list_entries=options.max_list_entries, typo_habits=options.typo_habits)
     ledger = UsageLedger()
     model = load_model(options.model, role="generator", ledger=ledger, base_url=options.base_url,
                        api_key_env=options.api_key_env, use_cache=options.use_cache,

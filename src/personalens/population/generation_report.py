@@ -8,7 +8,9 @@ def build_report(summary: dict, manifest: dict) -> str:
     config = manifest["config"]
     report.paragraph(f"Model: {config['model']} · seed {config['seed']} · "
                      f"{config['communities']} community(ies) of {config['people']} people · "
-                     f"noise levels {', '.join(config['noises'])} · data in {summary['data']}")
+                     f"noise levels {', '.join(config['noises'])} · typo habits "
+                     f"{'on' if config.get('typo_habits', True) else 'off'} · data in "
+                     f"{summary['data']}")
     report.heading("Communities")
     rows = []
     for name, stats in summary["communities"].items():

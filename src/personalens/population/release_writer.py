@@ -5,6 +5,7 @@ evaluator reads (questions, ground-truth session ids). ground_truth/<community>/
 profiles, graph and per-session provenance, which no model under test is ever given.
 """
 
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -26,6 +27,19 @@ def release_time(when) -> str:
     hour = when.hour % 12 or 12
     return (f"{when.year}/{_MONTHS[when.month - 1]}/{when.day:02d}/{hour:02d}:{when.minute:02d} "
             f"{'AM' if when.hour < 12 else 'PM'}")
+
+
+def parse_release_time(text: str) -> dt.datetime:
+    """The inverse of `release_time`; ValueError when `text` is not in that form."""
+    year, month, day, clock = text.split("/")
+    hour_minute, half = clock.split(" ")
+    hour, minute = (int(x) for x in hour_minute.split(":"))
+    if half not in ("AM", "PM") or not 1 <= hour <= 12:
+        raise ValueError(f"not a release time: {text!r}")
+    return dt.datetime(int(year), _MONTHS.index(month) + 1, int(day),
+                       hour % 12 + (12 if half == "PM" else 0), minute)
+
+
 _FILES = {CONVERSATION: "conversation_data", USER_AI: "user_ai_interaction_data",
           PURCHASE: "purchase_history_data"}
 

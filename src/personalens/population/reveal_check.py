@@ -16,11 +16,15 @@ def words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
 
+def reveal_phrases(value: str, attribute: str) -> list[str]:
+    """`value` and the phrases that say the same (relations accept their synonyms)."""
+    return [value] + ([w for w, r in SYNONYMS.items() if r == value]
+                      if attribute == "relationship" else [])
+
+
 def reveal_words(value: str, attribute: str) -> list[set[str]]:
-    """Alternative word sets, any of which reveals `value` (relations accept their synonyms)."""
-    options = [value] + ([w for w, r in SYNONYMS.items() if r == value]
-                         if attribute == "relationship" else [])
-    return [(words(o) - _STOP) or words(o) for o in options]
+    """Alternative word sets, any of which reveals `value`."""
+    return [(words(o) - _STOP) or words(o) for o in reveal_phrases(value, attribute)]
 
 
 def reveals(text: str, value: str, attribute: str) -> bool:

@@ -51,7 +51,8 @@ def _humanise(key: str) -> str:
     return key.replace("_", " ")
 
 
-def _prompt(plan: SessionPlan, person: str, personas: dict[str, str], strict: bool) -> str:
+def _prompt(plan: SessionPlan, person: str, personas: dict[str, str], strict: bool,
+            style: str | None = None) -> str:
     reveal = plan.reveal
     if plan.kind == CONVERSATION:
         text = (f"Write a chat between A = {person} ({personas[person]}) and B = {plan.partner} "
@@ -69,6 +70,8 @@ def _prompt(plan: SessionPlan, person: str, personas: dict[str, str], strict: bo
         if plan.news:
             text += (f" They may mention this news from {plan.news['date']}: "
                      f"{plan.news['title']}.")
+        if style:
+            text += f" A's own lines follow this writing style: {style}"
     elif plan.kind == USER_AI:
         text = f"Write a chat between {person} ({personas[person]}) as 'user' and an AI assistant."
         if reveal is None:
@@ -78,6 +81,8 @@ def _prompt(plan: SessionPlan, person: str, personas: dict[str, str], strict: bo
             text += (f" While asking for help with something, the user reveals in passing, "
                      f"without stating it as a fact about themself, that {reveal.description} "
                      f"-> {reveal.value}.")
+        if style:
+            text += f" The user's messages follow this writing style: {style}"
     else:
         text = f"List 1 to 3 products that {person} ({personas[person]}) bought online, "
         text += ("each with title, description, brand and categories. "
@@ -147,8 +152,11 @@ def small_talk(plan: SessionPlan, person: str) -> dict:
 
 
 async def write_session(model: ChatModel, plan: SessionPlan, person: str,
-                        personas: dict[str, str], forbidden: list[str]) -> dict:
+                        personas: dict[str, str], forbidden: list[str],
+                        style: str | None = None) -> dict:
     """The session in release form (without ids) plus how its content was checked.
+
+    `style` is how the person writes; it shapes their own turns (purchases are not typed).
 
     When the model cannot produce a valid session at all (it keeps breaking the JSON schema),
     code writes it (`model_failed: true`), so one bad reply does not sink a whole community; the
@@ -156,7 +164,7 @@ async def write_session(model: ChatModel, plan: SessionPlan, person: str,
     """
     session = small_talk(plan, person)
     for attempt in range(2):
-        prompt = _prompt(plan, person, personas, strict=attempt > 0)
+        prompt = _prompt(plan, person, personas, strict=attempt > 0, style=style)
         try:
             parsed, _ = await complete_structured(
                 model, [{"role": "system", "content": SYSTEM},

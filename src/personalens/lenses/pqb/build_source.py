@@ -4,6 +4,8 @@ written text (their writing history)."""
 
 from dataclasses import dataclass, field
 
+from personalens.lenses.pqb.release_format import item_text
+
 
 @dataclass(frozen=True)
 class Product:
@@ -20,3 +22,10 @@ class BuildSource:
     histories: dict[str, list[str]]  # uid -> the user's own texts, in time order
     typo_truth: dict[str, dict[str, float]] = field(default_factory=dict)  # uid -> kind -> rate
     origin: str = ""  # a one-line description for the manifest and the report
+
+
+def product_from_meta(item: dict, users: tuple[str, ...]) -> Product:
+    """A product from its meta line, indexed as `pqb eval` indexes a meta file."""
+    title = item.get("title")
+    return Product(item["parent_asin"], title if isinstance(title, str) else "", item_text(item),
+                   item, users)

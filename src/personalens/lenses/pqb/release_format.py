@@ -5,6 +5,7 @@ own asin. Corpus: meta_<Category>.jsonl, one item per line (title, brand, catego
 description, features, details).
 """
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,7 +52,8 @@ def load_queries(path: Path) -> list[QueryGroup]:
     return groups
 
 
-def _item_text(item: dict) -> str:
+def item_text(item: dict) -> str:
+    """What a retriever indexes for a meta item: title, store, categories, features, ..."""
     parts = [item.get("title"), item.get("store") or item.get("brand")]
     parts += [" ".join(map(str, item.get(key) or [])) for key in ("categories", "features",
                                                                    "description")]
@@ -61,17 +63,23 @@ def _item_text(item: dict) -> str:
     return "\n".join(str(p) for p in parts if p)
 
 
-def load_corpus(path: Path) -> list[Document]:
-    """One document per item of a meta_<Category>.jsonl file, keyed by its parent_asin."""
-    documents, seen = [], set()
+def meta_items(path: Path) -> Iterator[tuple[str, str, dict]]:
+    """(where, parent_asin, item) for each line of a meta_<Category>.jsonl file, streamed."""
     for where, item in read_jsonl_objects(path, "meta"):
         asin = item.get("parent_asin")
         if not isinstance(asin, str) or not asin:
             raise InputError("field 'parent_asin' must be a non-empty string", where=where)
+        yield where, asin, item
+
+
+def load_corpus(path: Path) -> list[Document]:
+    """One document per item of a meta_<Category>.jsonl file, keyed by its parent_asin."""
+    documents, seen = [], set()
+    for where, asin, item in meta_items(path):
         if asin in seen:
             raise InputError(f"duplicate parent_asin {asin}", where=where)
         seen.add(asin)
-        documents.append(Document(asin, _item_text(item)))
+        documents.append(Document(asin, item_text(item)))
     if not documents:
         raise InputError("meta file holds no items", where=str(path))
     return documents
