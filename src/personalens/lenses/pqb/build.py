@@ -246,8 +246,8 @@ async def _build_item(context: _Context, product: Product, users: list[str]) -> 
         return {**result, "status": "skipped", "reason": "no user pair passes the gates"}
     result["selection"] = choice.to_json()
     result["queries"] = [_typed(context, product.parent_asin, uid, kept[index])
-                         for uid, index in ((choice.user_a, choice.index_a),
-                                            (choice.user_b, choice.index_b))]
+                         for uid, index in ((choice.user_a, choice.candidate_a),
+                                            (choice.user_b, choice.candidate_b))]
     return {**result, "status": "ok"}
 
 
