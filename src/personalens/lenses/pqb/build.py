@@ -240,10 +240,14 @@ async def _build_item(context: _Context, product: Product, users: list[str]) -> 
     result.update(terms=terms, candidates=checked, kept=kept)
     if len(kept) < 2:
         return {**result, "status": "skipped", "reason": "fewer than 2 coherent candidates"}
-    choice = select_pair(users, context.profiles.gaussians,
-                         context.profiles.vectors(kept, context.nlp), context.options.selection)
+    vectors = context.profiles.vectors(kept, context.nlp)
+    choice = select_pair(users, context.profiles.gaussians, vectors, context.options.selection)
     if choice is None:
-        return {**result, "status": "skipped", "reason": "no user pair passes the gates"}
+        # How close each user's nearest candidate came, to show what --region would admit.
+        nearest = {u: float(context.profiles.gaussians[u].mahalanobis_sq(vectors).min())
+                   for u in users}
+        return {**result, "status": "skipped", "reason": "no user pair passes the gates",
+                "nearest_mahalanobis_sq": nearest}
     result["selection"] = choice.to_json()
     result["queries"] = [_typed(context, product.parent_asin, uid, kept[index])
                          for uid, index in ((choice.user_a, choice.candidate_a),
