@@ -1,0 +1,222 @@
+"""`pqb build` end to end: a small synthetic review set, a generated population, the scripted
+and the real bundled model, resume, bad options; then `pqb eval --data` and `pqb compare`."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cli_runner import kill_after_records, personalens, start
+from personalens.lenses.pqb.candidate_queries import check_candidate
+from personalens.lenses.pqb.pair_selection import SelectionOptions, belongs
+from personalens.lenses.pqb.spacy_pipeline import load_pipeline
+from personalens.lenses.pqb.style_profiles import ProfileOptions, build_profiles
+from personalens.population.typo_habits import eligible
+from pqb_synthetic import META, write_reviews
+
+# The synthetic users' styles are so regular that their Gaussians are tight, and shopping
+# queries lie far outside all of them; a wider region than chi2(16) 95% admits some.
+GATES = ["--region", "500", "--min-sentences", "20"]
+
+
+def _records(folder: Path) -> dict[str, dict]:
+    return {r["key"]: r for r in map(json.loads, (folder / "records.jsonl").read_text()
+                                     .splitlines())}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pqb")
+    write_reviews(root / "reviews.jsonl")
+    out = root / "build"
+    result = personalens("pqb", "build", "--reviews", root / "reviews.jsonl", "--meta", META,
+                         "--out", out, "--candidates", "templates", *GATES)
+    assert result.returncode == 0, result.stderr
+    return root, out, result
+
+
+def test_build_writes_a_dataset_that_keeps_every_constraint(built):
+    _, out, result = built
+    nlp = load_pipeline()
+    queries = json.loads((out / "queries.json").read_text())
+    items = {k.removeprefix("item/"): r["value"] for k, r in _records(out).items()
+             if k.startswith("item/")}
+    ok = {a: v for a, v in items.items() if v["status"] == "ok"}
+    assert set(queries) == set(ok) and len(ok) >= 3
+    summary = json.loads((out / "metrics.json").read_text())
+    assert summary["queries"] == 2 * len(ok) == sum(len(v) for v in queries.values())
+    assert f"{summary['queries']} queries" in result.stdout
+    assert len((out / "corpus.jsonl").read_text().splitlines()) == summary["products"] == 12
+    for asin, records in queries.items():
+        assert {r["asin"] for r in records} == {asin}
+        assert records[0]["uid"] != records[1]["uid"]
+        assert {r["uid"] for r in records} <= set(ok[asin]["users"])
+        for record in records:
+            assert record["syntax_query"] in ok[asin]["kept"]
+            assert check_candidate(record["syntax_query"], ok[asin]["terms"], nlp) is None
+
+
+def test_selected_pairs_pass_the_gates_recomputed_from_the_saved_profiles(built):
+    _, out, _ = built
+    nlp = load_pipeline()
+    profiles = build_profiles({}, nlp, ProfileOptions(), out / "style")  # loads, no training
+    options = SelectionOptions(region=500.0, margin=1.0)
+    for record in _records(out).values():
+        item = record["value"]
+        if not record["key"].startswith("item/") or item["status"] != "ok":
+            continue
+        chosen = item["selection"]
+        vectors = profiles.vectors(item["kept"], nlp)
+        for own, other, index in ((chosen["user_a"], chosen["user_b"], chosen["candidate_a"]),
+                                  (chosen["user_b"], chosen["user_a"], chosen["candidate_b"])):
+            g_own, g_other = profiles.gaussians[own], profiles.gaussians[other]
+            mask = belongs(g_own.mahalanobis_sq(vectors), g_other.mahalanobis_sq(vectors),
+                           g_own.log_density(vectors), g_other.log_density(vectors), options)
+            assert mask[index]
+            # The highest-density eligible candidate for its user.
+            densities = g_own.log_density(vectors)
+            assert densities[index] == max(densities[mask])
+
+
+def test_typo_versions_follow_the_rules(built):
+    _, out, _ = built
+    queries = [q for records in json.loads((out / "queries.json").read_text()).values()
+               for q in records]
+    typed = [q for q in queries if q["typo_query"]]
+    assert typed, "some queries should carry typos"
+    for q in typed:
+        clean, personal = q["syntax_query"].split(), q["typo_query"].split()
+        changed = [(c, t) for c, t in zip(clean, personal, strict=True) if c != t]
+        assert 1 <= len(changed) <= 3 and len(changed) == len(q["typo_edits"])
+        assert all(eligible(e["word"]) for e in q["typo_edits"])
+        # The random baseline edits as many words as the personal version.
+        if q["random_typo_query"]:
+            assert len(q["random_edits"]) == len(q["typo_edits"])
+            assert all(e["source"] == "random" for e in q["random_edits"])
+    profiles = json.loads((out / "typo_profiles.json").read_text())
+    assert set(profiles) == {"U0_TERSE", "U1_CLAUSAL", "U2_QUESTIONS", "U3_NARRATIVE"}
+    # The user who never misspells gets no typo queries.
+    assert not [q for q in typed if q["uid"] == "U2_QUESTIONS"]
+
+
+def test_rerunning_a_finished_build_changes_nothing(built):
+    root, out, _ = built
+    before = {name: (out / name).read_bytes() for name in ("queries.json", "records.jsonl")}
+    result = personalens("pqb", "build", "--reviews", root / "reviews.jsonl", "--meta", META,
+                         "--out", out, "--candidates", "templates", *GATES)
+    assert result.returncode == 0, result.stderr
+    assert {name: (out / name).read_bytes() for name in before} == before
+
+
+def test_a_killed_build_resumes_to_the_same_dataset(built, tmp_path):
+    root, out, _ = built
+    args = ["pqb", "build", "--reviews", root / "reviews.jsonl", "--meta", META, "--out",
+            tmp_path / "b", "--candidates", "templates", *GATES]
+    process = start(*args)
+    kill_after_records(process, tmp_path / "b/records.jsonl", 6)
+    process.wait()
+    result = personalens(*args)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "b/queries.json").read_bytes() == (out / "queries.json").read_bytes()
+
+
+def test_eval_on_built_data_and_compare(built, tmp_path):
+    _, out, _ = built
+    for retriever in ("bm25", "minilm"):
+        result = personalens("pqb", "eval", "--data", out, "--retriever", retriever, "--out",
+                             tmp_path / retriever)
+        assert result.returncode == 0, result.stderr
+    metrics = json.loads((tmp_path / "bm25/metrics.json").read_text())
+    records = _records(tmp_path / "bm25")
+    queries = [q for v in json.loads((out / "queries.json").read_text()).values() for q in v]
+    assert metrics["n_queries"] == len(queries) == len(records)
+    assert metrics["n_random_typo"] == sum(q["random_typo_query"] is not None for q in queries)
+    with_random = [r for r in records.values() if r["random_typo_query"]]
+    for k in ("1", "20"):
+        expected = sum(r["rank_random_typo"] is not None and r["rank_random_typo"] <= int(k)
+                       for r in with_random) / len(with_random)
+        assert metrics["hit"]["random_typo"][k]["value"] == pytest.approx(expected)
+    result = personalens("pqb", "compare", tmp_path / "bm25", tmp_path / "minilm", "--out",
+                         tmp_path / "cmp")
+    assert result.returncode == 0, result.stderr
+    comparison = json.loads((tmp_path / "cmp/comparison.json").read_text())
+    assert set(comparison["runs"]) == {"bm25", "minilm"}
+    assert comparison["metrics"]["bm25"] == metrics
+    assert "Flip rate against K per retriever" in (tmp_path / "cmp/report.html").read_text()
+    beir = personalens("pqb", "export-beir", "--data", out, "--out", tmp_path / "beir")
+    assert beir.returncode == 0, beir.stderr
+    assert f"12 documents, {len(queries) + sum(bool(q['typo_query']) for q in queries)} " \
+           "queries" in beir.stdout
+
+
+def test_model_candidates_are_checked_in_code(tmp_path):
+    """The scripted model keeps the constraint for two frames and breaks it for the others.
+
+    The first item (most owners, then id) is B00006HOLL, "Sony silver amplifier adapter...".
+    """
+    write_reviews(tmp_path / "reviews.jsonl")
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps({"rules": [
+        {"pattern": "relative clause",
+         "reply": "1. I need a sony amplifier adapter that has a silver plug."},
+        {"pattern": "Start with \\\"I need\\\"",
+         "reply": "I need a cheap sony silver amplifier adapter plug."},
+        {"pattern": "joined by", "reply": "Query: I want a sony silver amplifier adapter plug."},
+    ], "default": "I want a sony amplifier."}))
+    out = tmp_path / "b"
+    result = personalens("pqb", "build", "--reviews", tmp_path / "reviews.jsonl", "--meta", META,
+                         "--out", out, "--model", f"scripted:{rules}", "--max-items", "1",
+                         *GATES)
+    assert result.returncode == 0, result.stderr
+    item = next(r["value"] for k, r in _records(out).items() if k.startswith("item/"))
+    assert item["asin"] == "B00006HOLL"
+    assert item["terms"] == ["sony", "silver", "amplifier", "adapter", "plug"]
+    reasons = [c["rejected"] for c in item["candidates"]]
+    missing = "core term 'silver' appears 0 times"  # the default reply
+    assert reasons == ["adds 'cheap'", missing, None, missing, missing, None, missing, missing]
+    assert item["candidates"][2]["text"] == ("I need a sony amplifier adapter that has a silver "
+                                             "plug.")
+    assert item["candidates"][5]["text"] == "I want a sony silver amplifier adapter plug."
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "give --reviews and --meta"),
+    (["--population", "x", "--reviews", "y"], "not both"),
+    (["--candidates", "llm"], "--candidates must be one of model, templates"),
+    (["--corrector", "aspell"], "unknown spelling corrector 'aspell'"),
+    (["--model", "nonsense"], "nonsense"),
+])
+def test_bad_build_options_are_one_line(tmp_path, args, message):
+    write_reviews(tmp_path / "reviews.jsonl")
+    source = [] if not args or args[0] == "--population" else [
+        "--reviews", tmp_path / "reviews.jsonl", "--meta", META]
+    result = personalens("pqb", "build", *source, *args, "--out", tmp_path / "out")
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and result.stderr.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_build_from_a_generated_population_reports_typo_recovery(tmp_path, double):
+    from personalens.lenses.pqb.population_source import load_population
+    from personalens.population.generate import run_generate
+    from test_population import _options
+
+    assert run_generate(_options(tmp_path / "gen"))["complete"]
+    source = load_population(tmp_path / "gen")
+    out = tmp_path / "b"
+    result = personalens("pqb", "build", "--population", tmp_path / "gen", "--out", out,
+                         "--candidates", "templates", "--pair-users", "all",
+                         "--min-sentences", "3", "--region", "1e9", "--margin", "-1e9")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((out / "metrics.json").read_text())
+    assert summary["users"] == len(source.histories) and summary["profiled_users"] >= 2
+    assert summary["products"] == len(source.products)
+    # Learned rates are compared with the hidden truth of every profiled person.
+    learned = json.loads((out / "typo_profiles.json").read_text())
+    recovery = summary["typo_recovery"]
+    assert recovery["users"] == len(set(learned) & set(source.typo_truth)) > 0
+    errors = [abs(learned[u]["rates"].get(k, 0.0) - rate)
+              for u in set(learned) & set(source.typo_truth)
+              for k, rate in source.typo_truth[u].items()]
+    assert errors
+    assert recovery["mean_absolute_error"] == pytest.approx(sum(errors) / len(errors))
