@@ -1,9 +1,9 @@
-"""Lexical retrieval with bm25s (Lucene variant, English stopwords)."""
+"""Lexical retrieval with bm25s: Lucene variant, k1=1.5, b=0.75, English stopwords (PQB's setup)."""
 
 import bm25s
 import numpy as np
 
-from personalens.retrieval.ranking import Document, Ranking, top_k
+from personalens.retrieval.ranking import Document, Ranking, search_by_scores
 
 
 class BM25Retriever:
@@ -24,8 +24,12 @@ class BM25Index:
             show_progress=False,
         )
 
-    def search(self, queries: list[str], k: int) -> Ranking:
+    def scores(self, queries: list[str]) -> np.ndarray:
+        """Every document's score, so ties and zero scores rank deterministically by doc order."""
+        if not queries:
+            return np.zeros((0, len(self.doc_ids)))
         tokens = bm25s.tokenize(queries, stopwords="en", show_progress=False, return_ids=False)
-        # Score every document so ties and zero scores rank deterministically by document order.
-        scores = np.vstack([self._model.get_scores(q) for q in tokens])
-        return top_k(scores, self.doc_ids, k)
+        return np.vstack([self._model.get_scores(q) for q in tokens])
+
+    def search(self, queries: list[str], k: int) -> Ranking:
+        return search_by_scores(self, queries, k)

@@ -2,7 +2,7 @@
 
 import hashlib
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +44,23 @@ class EmbeddingCache:
         with self._db:
             self._db.execute("BEGIN")
             self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)", rows)
+
+    def lookup_or_encode(self, model: str, texts: list[str],
+                         encode: Callable[[list[str]], Sequence[np.ndarray]],
+                         ) -> tuple[list[np.ndarray], int]:
+        """(a vector per text, how many texts were encoded): `encode` sees only uncached texts.
+
+        Each distinct text is encoded once even when it repeats within `texts`.
+        """
+        hashes = [text_hash(t) for t in texts]
+        known = self.get_many(model, hashes)
+        missing = list(dict.fromkeys(h for h in hashes if h not in known))
+        if missing:
+            by_hash = dict(zip(hashes, texts, strict=True))
+            fresh = [np.asarray(v, dtype=np.float32) for v in encode([by_hash[h] for h in missing])]
+            self.put_many(model, missing, fresh)
+            known.update(zip(missing, fresh, strict=True))
+        return [known[h] for h in hashes], len(missing)
 
     def close(self) -> None:
         self._db.close()

@@ -1,9 +1,13 @@
 """What a retriever returns, and the protocol every retriever implements."""
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
+
+# Queries are ranked this many at a time, so a score matrix never holds more than
+# (QUERY_BATCH, n_docs) floats however many queries a benchmark asks at once.
+QUERY_BATCH = 256
 
 
 @dataclass(frozen=True)
@@ -14,13 +18,32 @@ class Document:
 
 @dataclass(frozen=True)
 class Ranking:
-    """Top-k ids and scores per query, best first."""
+    """Top-k ids and scores per query, best first.
+
+    `errors` is None when every query was ranked. Otherwise it holds, per query, None or the
+    message of the model call that failed for it: such a query's ids are only a fallback order
+    (its scores are NaN), and callers must record it as failed rather than score it.
+    """
 
     ids: list[list[str]]
     scores: np.ndarray  # (n_queries, k)
+    errors: list[str | None] | None = None
 
 
 class Index(Protocol):
+    def search(self, queries: list[str], k: int) -> Ranking: ...
+
+
+@runtime_checkable
+class ScoringIndex(Protocol):
+    """An index that scores every document, which is what fusion (hybrid) needs."""
+
+    doc_ids: list[str]
+
+    def scores(self, queries: list[str]) -> np.ndarray:
+        """(n_queries, n_docs) scores, higher is better, columns in `doc_ids` order."""
+        ...
+
     def search(self, queries: list[str], k: int) -> Ranking: ...
 
 
@@ -38,3 +61,13 @@ def top_k(scores: np.ndarray, doc_ids: list[str], k: int) -> Ranking:
         ids=[[doc_ids[j] for j in row] for row in order],
         scores=np.take_along_axis(scores, order, axis=1),
     )
+
+
+def search_by_scores(index: ScoringIndex, queries: list[str], k: int) -> Ranking:
+    """`index.search` for any index that scores the whole corpus, QUERY_BATCH queries at a time."""
+    parts = [top_k(index.scores(queries[start:start + QUERY_BATCH]), index.doc_ids, k)
+             for start in range(0, len(queries), QUERY_BATCH)]
+    if not parts:
+        return Ranking(ids=[], scores=np.zeros((0, min(k, len(index.doc_ids)))))
+    return Ranking(ids=[ids for part in parts for ids in part.ids],
+                   scores=np.vstack([part.scores for part in parts]))

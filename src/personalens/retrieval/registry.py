@@ -1,14 +1,80 @@
-"""Retriever names -> retrievers: bm25, minilm (bundled), or any sentence-transformers model."""
+"""Retriever names -> retrievers.
 
+`bm25`; `minilm` or any sentence-transformers name or path (dense); and the prefixed families
+`splade`, `colbert`, `hybrid`, `rerank-ce`, `rerank-llm`, each alone (its default model) or as
+`<family>:<argument>`. Every name is checked here, before any run directory exists.
+"""
+
+from collections.abc import Callable
+
+from personalens.errors import InputError
+from personalens.models.spec import DEFAULT_MODEL, load_model
 from personalens.retrieval.bm25 import BM25Retriever
 from personalens.retrieval.dense import DenseRetriever
+from personalens.retrieval.hybrid import DEFAULT_HYBRID, HybridRetriever, parse_components
+from personalens.retrieval.late_interaction import COLBERT, LateInteractionRetriever
 from personalens.retrieval.ranking import Retriever
+from personalens.retrieval.rerank import (
+    MS_MARCO_CROSS_ENCODER,
+    CrossEncoderReranker,
+    LLMReranker,
+    RerankRetriever,
+)
+from personalens.retrieval.sparse import SPLADE, SparseRetriever
 
-RETRIEVER_HELP = ("bm25, minilm (bundled all-MiniLM-L6-v2), or any sentence-transformers model "
-                  "name or local path")
+RETRIEVER_HELP = (
+    "bm25; minilm (bundled all-MiniLM-L6-v2) or any sentence-transformers model name or local "
+    "path; splade[:<model>]; colbert[:<model>] (needs personalens[colbert]); "
+    "hybrid[:<a>+<b>[+<c>]] (default bm25+minilm; weights as bm25=0.3+minilm=0.7); "
+    "rerank-ce[:<cross-encoder>] or rerank-llm[:<model spec>] (rerank BM25's top 25)"
+)
+
+# Families that cannot be parts of a hybrid: they do not score the whole corpus.
+_NOT_FUSABLE = ("hybrid", "rerank-ce", "rerank-llm")
 
 
 def get_retriever(name: str) -> Retriever:
+    """The retriever a name stands for; InputError (one line) for a name that cannot work."""
+    if not name.strip():
+        raise InputError(f"empty retriever name; expected {RETRIEVER_HELP}")
     if name == "bm25":
         return BM25Retriever()
-    return DenseRetriever(name)
+    family, colon, argument = name.partition(":")
+    if family not in _FAMILIES:
+        return DenseRetriever(name)
+    if colon and not argument.strip():
+        raise InputError(f"retriever {name!r}: nothing after ':'; use {family!r} for its "
+                         f"default or {family}:<...>")
+    return _FAMILIES[family](argument or None, name)
+
+
+def _splade(model: str | None, name: str) -> Retriever:
+    return SparseRetriever(model or SPLADE, name=name)
+
+
+def _colbert(model: str | None, name: str) -> Retriever:
+    return LateInteractionRetriever(model or COLBERT, name=name)
+
+
+def _hybrid(spec: str | None, name: str) -> Retriever:
+    components = parse_components(spec or DEFAULT_HYBRID, name)
+    for component, _ in components:
+        if component.partition(":")[0] in _NOT_FUSABLE:
+            raise InputError(f"retriever {name!r}: {component!r} cannot be part of a hybrid "
+                             "(only retrievers that score the whole corpus can)")
+    return HybridRetriever([(get_retriever(c), w) for c, w in components], name=name)
+
+
+def _rerank_ce(model: str | None, name: str) -> Retriever:
+    return RerankRetriever(CrossEncoderReranker(model or MS_MARCO_CROSS_ENCODER, name=name))
+
+
+def _rerank_llm(spec: str | None, name: str) -> Retriever:
+    return RerankRetriever(LLMReranker(
+        lambda: load_model(spec or DEFAULT_MODEL, role="reranker"), name=name))
+
+
+_FAMILIES: dict[str, Callable[[str | None, str], Retriever]] = {
+    "splade": _splade, "colbert": _colbert, "hybrid": _hybrid,
+    "rerank-ce": _rerank_ce, "rerank-llm": _rerank_llm,
+}
