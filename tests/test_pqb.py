@@ -111,3 +111,32 @@ def test_personal_vs_random_typo_hits_by_hand():
     assert metrics["flip_rate"]["paper"]["5"]["value"] == 0.0
     assert metrics["flip_rate"]["paper"]["1"]["value"] == 1.0  # a: rank 1 vs 2
     assert metrics["flip_rate"]["all_pairs"]["1"]["value"] == 0.5
+
+
+def test_queries_whose_llm_rerank_fails_are_recorded_and_retried(tmp_path):
+    """A reranker that fails for one item's queries: those records are failed (exit 3, listed
+    in the report, left out of the metrics); once the model answers, a rerun fills them in."""
+    rules = tmp_path / "rules.json"
+
+    def write_rules(broken: bool):
+        # While broken, only queries that do not mention Sony (the amplifier adapter's) get a
+        # valid reply; the rest, and the repair prompts, get a ranking naming no candidate.
+        good, bad = '{"ranking": [1]}', '{"ranking": [99]}'
+        rule = [{"pattern": "Search query: (?![^\\n]*Sony)", "reply": good}] if broken else []
+        rules.write_text(json.dumps({"rules": rule, "default": bad if broken else good}))
+
+    write_rules(broken=True)
+    args = ["pqb", "eval", "--queries", QUERIES, "--meta", META, "--retriever",
+            f"rerank-llm:scripted:{rules}", "--out", tmp_path / "run"]
+    first = personalens(*args)
+    assert first.returncode == 3, first.stderr
+    metrics = json.loads((tmp_path / "run/metrics.json").read_text())
+    failed = {f["key"].split("/")[0] for f in metrics["failures"]}
+    assert failed == {"B00006HOLL"} and len(metrics["failures"]) == 1
+    assert metrics["n_queries"] == 9 - len(metrics["failures"])
+    assert "Failed query records" in (tmp_path / "run/report.html").read_text()
+    write_rules(broken=False)
+    second = personalens(*args)
+    assert second.returncode == 0, second.stderr
+    metrics = json.loads((tmp_path / "run/metrics.json").read_text())
+    assert metrics["n_queries"] == 9 and metrics["failures"] == []
