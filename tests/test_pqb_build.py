@@ -220,3 +220,23 @@ def test_build_from_a_generated_population_reports_typo_recovery(tmp_path, doubl
               for k, rate in source.typo_truth[u].items()]
     assert errors
     assert recovery["mean_absolute_error"] == pytest.approx(sum(errors) / len(errors))
+
+
+@pytest.mark.slow
+def test_the_bundled_model_writes_candidates_that_code_checks(tmp_path):
+    """The real in-process SmolLM2 path: its candidates are recorded with a verdict each, and
+    its token usage reaches the manifest."""
+    write_reviews(tmp_path / "reviews.jsonl")
+    out = tmp_path / "b"
+    result = personalens("pqb", "build", "--reviews", tmp_path / "reviews.jsonl", "--meta", META,
+                         "--out", out, "--max-items", "1", "--candidates-per-item", "2", *GATES)
+    assert result.returncode == 0, result.stderr
+    item = next(r["value"] for k, r in _records(out).items() if k.startswith("item/"))
+    nlp = load_pipeline()
+    assert len(item["candidates"]) == 2
+    for candidate in item["candidates"]:
+        assert candidate["rejected"] == check_candidate(candidate["text"], item["terms"], nlp)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["usage"]["generator"]["completion_tokens"] > 0
+    if all(c["rejected"] for c in item["candidates"]):
+        assert "no candidate kept the 5-core-term constraint" in result.stderr

@@ -167,9 +167,22 @@ def build_command(
     typer.echo(f"{summary['profiled_users']} of {summary['users']} users profiled; "
                f"{summary['items']} items tried; {summary['queries']} queries, "
                f"{summary['typo_queries']} with typos")
+    _explain_empty(summary, candidates)
     if not summary["complete"]:
         typer.echo("build incomplete; rerun the same command to retry", err=True)
         raise typer.Exit(3)
+
+
+def _explain_empty(summary: dict, candidates: str) -> None:
+    """Say which stage left the dataset empty, and what to change."""
+    if summary["queries"] or not summary["items"]:
+        return
+    if candidates == "model" and summary["candidates"] and not summary["candidates_valid"]:
+        typer.echo("no candidate kept the 5-core-term constraint: use a stronger --model, or "
+                   "--candidates templates (the bundled SmolLM2-135M cannot keep it)", err=True)
+    elif summary["skipped_by_reason"].get("no user pair passes the gates"):
+        typer.echo("no user pair passed the gates: records.jsonl shows each item's "
+                   "nearest_mahalanobis_sq; a larger --region admits more", err=True)
 
 
 def _build_source(reviews: Path | None, meta: Path | None, population: Path | None):
