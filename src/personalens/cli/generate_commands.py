@@ -6,6 +6,7 @@ from typing import Annotated
 import typer
 
 from personalens.cli.interruption import interruptible
+from personalens.cli.model_options import ApiKeyEnv, BaseUrl, Concurrency, MaxAttempts, NoCache
 from personalens.cli.personabench_commands import noise_levels
 from personalens.cli.progress import ItemProgress
 from personalens.models import DEFAULT_MODEL, SPEC_HELP
@@ -37,13 +38,11 @@ def generate(
              "list.")] = None,
     schema: Annotated[Path | None, typer.Option(
         help="YAML profile schema that adds or replaces attributes.")] = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL.")] = None,
-    api_key_env: Annotated[str, typer.Option(help="Environment variable with the API key.")
-                           ] = "OPENAI_API_KEY",
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the response cache.")
-                        ] = False,
-    concurrency: Annotated[int | None, typer.Option(help="Requests in flight.")] = None,
-    max_attempts: Annotated[int, typer.Option(help="Attempts per model call.")] = 6,
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    no_cache: NoCache = False,
+    concurrency: Concurrency = None,
+    max_attempts: MaxAttempts = 6,
     price_per_mtok_in: Annotated[float, typer.Option(
         help="USD per million prompt tokens, for the cost estimate.")] = 0.0,
     price_per_mtok_out: Annotated[float, typer.Option(

@@ -6,6 +6,7 @@ from typing import Annotated
 import typer
 
 from personalens.cli.interruption import interruptible
+from personalens.cli.model_options import ApiKeyEnv, BaseUrl, Concurrency, MaxAttempts, NoCache
 from personalens.cli.progress import ItemProgress
 from personalens.lenses.personabench.command import EvalOptions, normalise_noise, run_eval
 from personalens.models import DEFAULT_MODEL, SPEC_HELP
@@ -40,16 +41,11 @@ def eval_command(
     model: Annotated[str, typer.Option(help=f"Answering model: {SPEC_HELP}.")] = DEFAULT_MODEL,
     no_answer: Annotated[bool, typer.Option("--no-answer",
                                             help="Evaluate retrieval only.")] = False,
-    base_url: Annotated[str | None, typer.Option(help="Base URL of an OpenAI-compatible "
-                                                      "server.")] = None,
-    api_key_env: Annotated[str, typer.Option(help="Environment variable holding the API "
-                                                  "key.")] = "OPENAI_API_KEY",
-    no_cache: Annotated[bool, typer.Option("--no-cache",
-                                           help="Bypass the on-disk response cache.")] = False,
-    concurrency: Annotated[int | None, typer.Option(help="Maximum requests in flight to the "
-                                                         "model endpoint.")] = None,
-    max_attempts: Annotated[int, typer.Option(help="Attempts per model call before the item is "
-                                                   "recorded as failed.")] = 6,
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    no_cache: NoCache = False,
+    concurrency: Concurrency = None,
+    max_attempts: MaxAttempts = 6,
     timeout: Annotated[float, typer.Option(help="Seconds before an HTTP model call times out "
                                                 "(and is retried).")] = 120.0,
 ) -> None:

@@ -6,6 +6,7 @@ from typing import Annotated
 import typer
 
 from personalens.cli.interruption import interruptible
+from personalens.cli.model_options import ApiKeyEnv, BaseUrl, Concurrency, MaxAttempts, NoCache
 from personalens.cli.progress import ItemProgress
 from personalens.errors import InputError
 from personalens.lenses.pqb.analysis import KS
@@ -131,13 +132,11 @@ def build_command(
     max_typo_words: Annotated[int, typer.Option(help="Most words misspelt per query.")] = 3,
     typo_attempts: Annotated[int, typer.Option(
         help="Injection attempts before a query is left without a typo version.")] = 5,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL.")] = None,
-    api_key_env: Annotated[str, typer.Option(help="Environment variable with the API key.")
-                           ] = "OPENAI_API_KEY",
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the response cache.")
-                        ] = False,
-    concurrency: Annotated[int | None, typer.Option(help="Requests in flight.")] = None,
-    max_attempts: Annotated[int, typer.Option(help="Attempts per model call.")] = 6,
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
+    no_cache: NoCache = False,
+    concurrency: Concurrency = None,
+    max_attempts: MaxAttempts = 6,
     seed: Annotated[int, typer.Option(help="Seed of the encoder and the typo draws.")] = 0,
 ) -> None:
     """Build a PQB dataset: syntactic profiles, candidate queries, pair selection, typos."""

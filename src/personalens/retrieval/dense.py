@@ -6,12 +6,11 @@ normalises its own output, so there this equals cosine).
 
 import numpy as np
 
-from personalens.errors import InputError
-from personalens.paths import cache_dir
 from personalens.retrieval.embedding_cache import EmbeddingCache
 from personalens.retrieval.model_source import (
     BUNDLED_MINILM,
     bundled_minilm_path,
+    load_model_once,
     resolve_model_source,
 )
 from personalens.retrieval.ranking import Document, Ranking, search_by_scores
@@ -25,25 +24,17 @@ class DenseRetriever:
         self.name = name
         self.source, self.identity = resolve_model_source(name)
         self.batch_size = batch_size
-        self.cache = cache if cache is not None else EmbeddingCache(
-            cache_dir() / "embeddings.sqlite")
+        self.cache = cache if cache is not None else EmbeddingCache.default()
         self._model = None
         self.encoded_texts = 0  # texts that missed the cache, for benchmarks and tests
 
     def load(self):
         """The sentence-transformers model (loaded once); InputError if it cannot load."""
         if self._model is None:
-            import transformers
             from sentence_transformers import SentenceTransformer
 
-            transformers.logging.disable_progress_bar()  # our own bar is the one to watch
-            try:
-                self._model = SentenceTransformer(self.source, device="cpu")
-            except Exception as exc:
-                raise InputError(f"retriever {self.name!r}: cannot load sentence-transformers "
-                                 f"model ({type(exc).__name__}: {exc}); offline machines need "
-                                 "a local folder or a model already in the Hugging Face cache"
-                                 ) from None
+            self._model = load_model_once(lambda: SentenceTransformer(self.source, device="cpu"),
+                                          self.name, "sentence-transformers")
         return self._model
 
     def encode(self, texts: list[str]) -> np.ndarray:

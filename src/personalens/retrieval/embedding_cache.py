@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
+from personalens.paths import cache_dir
+
 _BATCH = 500  # SQLite's parameter limit is far above this; smaller batches keep queries short
 
 
@@ -15,6 +17,11 @@ def text_hash(text: str) -> bytes:
 
 
 class EmbeddingCache:
+    @classmethod
+    def default(cls) -> "EmbeddingCache":
+        """The shared cache in personalens' cache folder ($PERSONALENS_CACHE_DIR)."""
+        return cls(cache_dir() / "embeddings.sqlite")
+
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, timeout=30, isolation_level=None)

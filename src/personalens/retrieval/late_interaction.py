@@ -12,7 +12,7 @@ import importlib.util
 import numpy as np
 
 from personalens.errors import InputError
-from personalens.retrieval.model_source import resolve_model_source
+from personalens.retrieval.model_source import load_model_once, resolve_model_source
 from personalens.retrieval.ranking import Document, Ranking, search_by_scores
 
 COLBERT = "lightonai/colbertv2.0"
@@ -45,11 +45,9 @@ class LateInteractionRetriever:
         if self._model is None:
             from pylate import models
 
-            try:
-                self._model = models.ColBERT(model_name_or_path=self.source, device="cpu")
-            except Exception as exc:
-                raise InputError(f"retriever {self.name!r}: cannot load PyLate ColBERT model "
-                                 f"({type(exc).__name__}: {exc})") from None
+            self._model = load_model_once(
+                lambda: models.ColBERT(model_name_or_path=self.source, device="cpu"),
+                self.name, "PyLate ColBERT")
         return self._model
 
     def encode(self, texts: list[str], *, is_query: bool) -> list[np.ndarray]:

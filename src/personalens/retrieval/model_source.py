@@ -10,7 +10,9 @@ import os
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from personalens.errors import InputError
 from personalens.paths import cache_dir
@@ -86,3 +88,22 @@ def _check_hub_reachable(model: str, label: str) -> None:
         raise InputError(f"retriever {label} is not a local folder, not in the Hugging Face "
                          f"cache, and cannot be fetched ({type(exc).__name__}: "
                          f"{(str(exc).splitlines() or [''])[0][:120]})") from None
+
+
+Model = TypeVar("Model")
+
+
+def load_model_once(build: Callable[[], Model], retriever: str, kind: str) -> Model:
+    """build() with the transformers progress bars off; any failure is one InputError line.
+
+    `kind` names the model class in the message (e.g. "SparseEncoder").
+    """
+    import transformers
+
+    transformers.logging.disable_progress_bar()  # our own bar is the one to watch
+    try:
+        return build()
+    except Exception as exc:
+        raise InputError(f"retriever {retriever!r}: cannot load {kind} model "
+                         f"({type(exc).__name__}: {exc}); offline machines need a local folder "
+                         "or a model already in the Hugging Face cache") from None

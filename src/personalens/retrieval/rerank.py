@@ -27,7 +27,7 @@ from personalens.models.completion import Message
 from personalens.models.failures import ModelCallFailed
 from personalens.models.structured import complete_structured
 from personalens.retrieval.bm25 import BM25Retriever
-from personalens.retrieval.model_source import resolve_model_source
+from personalens.retrieval.model_source import load_model_once, resolve_model_source
 from personalens.retrieval.ranking import Document, Index, Ranking, Retriever
 
 MS_MARCO_CROSS_ENCODER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
@@ -113,15 +113,10 @@ class CrossEncoderReranker:
     def load(self):
         """The CrossEncoder (loaded once); InputError if it cannot load."""
         if self._model is None:
-            import transformers
             from sentence_transformers import CrossEncoder
 
-            transformers.logging.disable_progress_bar()
-            try:
-                self._model = CrossEncoder(self.source, device="cpu")
-            except Exception as exc:
-                raise InputError(f"retriever {self.name!r}: cannot load CrossEncoder model "
-                                 f"({type(exc).__name__}: {exc})") from None
+            self._model = load_model_once(lambda: CrossEncoder(self.source, device="cpu"),
+                                          self.name, "CrossEncoder")
         return self._model
 
     def rescore(self, queries: list[str], candidates: list[list[str]]) -> list[Rescored]:

@@ -10,10 +10,12 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from personalens.errors import InputError
-from personalens.paths import cache_dir
 from personalens.retrieval.embedding_cache import EmbeddingCache
-from personalens.retrieval.model_source import bundled_minilm_path, resolve_model_source
+from personalens.retrieval.model_source import (
+    bundled_minilm_path,
+    load_model_once,
+    resolve_model_source,
+)
 from personalens.retrieval.ranking import Document, Ranking, search_by_scores
 
 SPLADE = "naver/splade-cocondenser-ensembledistil"
@@ -69,23 +71,17 @@ class SparseRetriever:
         self.identity = f"sparse:{identity}{cap}"
         self.batch_size = batch_size
         self.max_active_dims = max_active_dims
-        self.cache = cache if cache is not None else EmbeddingCache(
-            cache_dir() / "embeddings.sqlite")
+        self.cache = cache if cache is not None else EmbeddingCache.default()
         self._model = None
         self.encoded_texts = 0  # texts that missed the cache, for benchmarks and tests
 
     def load(self):
         """The SparseEncoder (loaded once); InputError if it cannot load."""
         if self._model is None:
-            import transformers
             from sentence_transformers import SparseEncoder
 
-            transformers.logging.disable_progress_bar()
-            try:
-                self._model = SparseEncoder(self.source, device="cpu")
-            except Exception as exc:
-                raise InputError(f"retriever {self.name!r}: cannot load SparseEncoder model "
-                                 f"({type(exc).__name__}: {exc})") from None
+            self._model = load_model_once(lambda: SparseEncoder(self.source, device="cpu"),
+                                          self.name, "SparseEncoder")
         return self._model
 
     def encode(self, texts: list[str], *, is_query: bool) -> list[np.ndarray]:
