@@ -140,3 +140,25 @@ def test_queries_whose_llm_rerank_fails_are_recorded_and_retried(tmp_path):
     assert second.returncode == 0, second.stderr
     metrics = json.loads((tmp_path / "run/metrics.json").read_text())
     assert metrics["n_queries"] == 9 and metrics["failures"] == []
+
+
+def test_a_run_never_resumes_onto_changed_queries(tmp_path):
+    queries = tmp_path / "queries.json"
+    queries.write_text(QUERIES.read_text())
+    args = ["pqb", "eval", "--queries", queries, "--meta", META, "--out", tmp_path / "run"]
+    assert personalens(*args).returncode == 0
+    queries.write_text(QUERIES.read_text().replace("mahogany", "maple"))
+    result = personalens(*args)
+    assert result.returncode == 2 and "different configuration" in result.stderr
+
+
+def test_an_empty_typo_query_is_bad_input(tmp_path):
+    data = json.loads(QUERIES.read_text())
+    first = next(iter(data))
+    data[first][0]["typo_query"] = ""
+    queries = tmp_path / "queries.json"
+    queries.write_text(json.dumps(data))
+    result = personalens("pqb", "eval", "--queries", queries, "--meta", META, "--out",
+                         tmp_path / "run")
+    assert result.returncode == 2 and "typo_query" in result.stderr
+    assert result.stderr.count("\n") == 1 and not (tmp_path / "run").exists()

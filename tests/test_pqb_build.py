@@ -10,13 +10,13 @@ from cli_runner import kill_after_records, personalens, start
 from personalens.lenses.pqb.candidate_queries import check_candidate
 from personalens.lenses.pqb.pair_selection import SelectionOptions, belongs
 from personalens.lenses.pqb.spacy_pipeline import load_pipeline
-from personalens.lenses.pqb.style_profiles import ProfileOptions, build_profiles
+from personalens.lenses.pqb.style_profiles import load_profiles
 from personalens.population.typo_habits import eligible
 from pqb_synthetic import META, write_reviews
 
 # The synthetic users' styles are so regular that their Gaussians are tight, and shopping
 # queries lie far outside all of them; a wider region than chi2(16) 95% admits some.
-GATES = ["--region", "500", "--min-sentences", "20"]
+GATES = ["--region", "4000", "--min-sentences", "20"]
 
 
 def _records(folder: Path) -> dict[str, dict]:
@@ -59,8 +59,8 @@ def test_build_writes_a_dataset_that_keeps_every_constraint(built):
 def test_selected_pairs_pass_the_gates_recomputed_from_the_saved_profiles(built):
     _, out, _ = built
     nlp = load_pipeline()
-    profiles = build_profiles({}, nlp, ProfileOptions(), out / "style")  # loads, no training
-    options = SelectionOptions(region=500.0, margin=1.0)
+    profiles = load_profiles(out / "style")
+    options = SelectionOptions(region=4000.0, margin=1.0)
     for record in _records(out).values():
         item = record["value"]
         if not record["key"].startswith("item/") or item["status"] != "ok":
@@ -240,3 +240,60 @@ def test_the_bundled_model_writes_candidates_that_code_checks(tmp_path):
     assert manifest["usage"]["generator"]["completion_tokens"] > 0
     if all(c["rejected"] for c in item["candidates"]):
         assert "no candidate kept the 5-core-term constraint" in result.stderr
+
+
+def test_a_failed_correction_is_retried_and_its_typo_versions_filled_in(tmp_path, monkeypatch):
+    """While one user's spelling correction fails, the build is incomplete and their queries have
+    no typo version (with the reason recorded); the rerun corrects them and adds the versions,
+    ending with the same dataset as a build that never failed."""
+    import personalens.lenses.pqb.build as build_module
+    from personalens.lenses.pqb.amazon_reviews import load_amazon
+    from personalens.lenses.pqb.build import BuildOptions, run_build
+    from personalens.lenses.pqb.pair_selection import SelectionOptions
+    from personalens.lenses.pqb.spelling_correction import DictionaryCorrector
+    from personalens.lenses.pqb.style_profiles import ProfileOptions
+    from personalens.models import ModelCallFailed
+
+    write_reviews(tmp_path / "reviews.jsonl")
+    source = load_amazon(tmp_path / "reviews.jsonl", META)
+    failing = {"on": True}
+
+    class Flaky(DictionaryCorrector):
+        async def correct(self, texts):
+            if failing["on"] and texts == source.histories["U3_NARRATIVE"]:
+                raise ModelCallFailed("server_error", "HTTP 500", 6)
+            return await super().correct(texts)
+
+    monkeypatch.setattr(build_module, "get_corrector", lambda name, **kw: Flaky())
+
+    def build(out):
+        return run_build(BuildOptions(
+            out=out, source=source, candidates="templates",
+            profile=ProfileOptions(min_sentences=20),
+            selection=SelectionOptions(region=4000.0)))
+
+    first = build(tmp_path / "b")
+    assert not first["complete"]
+    assert [f["key"] for f in first["failures"]] == ["correct/U3_NARRATIVE"]
+    assert first["typo_skipped_by_reason"]["the user's spelling correction failed"] >= 1
+    failing["on"] = False
+    second = build(tmp_path / "b")
+    assert second["complete"] and "the user's spelling correction failed" not in \
+        second["typo_skipped_by_reason"]
+    assert second["typo_queries"] > first["typo_queries"]
+    assert build(tmp_path / "never-failed")["complete"]
+    assert (tmp_path / "b/queries.json").read_bytes() == \
+        (tmp_path / "never-failed/queries.json").read_bytes()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--min-sentences", "1000"], "only 0 user(s) have >= 1000 sentences"),
+    (["--rank", "20"], "--rank must be between 1 and 16"),
+    (["--max-items", "0"], "--max-items must be at least 1"),
+])
+def test_options_refused_after_parsing_still_write_nothing(tmp_path, args, message):
+    write_reviews(tmp_path / "reviews.jsonl")
+    result = personalens("pqb", "build", "--reviews", tmp_path / "reviews.jsonl", "--meta", META,
+                         "--candidates", "templates", *args, "--out", tmp_path / "out")
+    assert result.returncode == 2 and message in result.stderr
+    assert result.stderr.count("\n") == 1 and not (tmp_path / "out").exists()

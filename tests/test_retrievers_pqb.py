@@ -348,3 +348,11 @@ def test_cross_encoder_reorders_bm25s_top_25(cross_encoder_folder):
         assert np.allclose(ranking.scores[row, :25], reference[order], rtol=1e-5)
         assert np.isnan(ranking.scores[row, 25:]).all()
     assert ranking.ids[0][:25] != bm25.ids[0][:25] and ranking.errors is None
+
+
+def test_bm25_scores_a_stopword_only_query_as_matching_nothing():
+    from personalens.retrieval import BM25Retriever
+
+    index = BM25Retriever().index(INSTRUMENTS)
+    assert index.scores(["the a", "guitar"])[0].tolist() == [0.0, 0.0, 0.0, 0.0]
+    assert index.search(["the a"], 2).ids == [["g1", "g2"]]  # ties keep corpus order

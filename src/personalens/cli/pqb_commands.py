@@ -53,12 +53,14 @@ def eval_command(
     typer.echo(f"report: {out / 'report.html'}")
     typer.echo(f"metrics: {out / 'metrics.json'}")
     for k in map(str, KS):
+        hit = metrics["hit"]
         line = (f"K={k}: flip rate (paper) {_fmt(metrics['flip_rate']['paper'][k]['value'])}, "
                 f"all pairs {_fmt(metrics['flip_rate']['all_pairs'][k]['value'])}; hit clean "
-                f"{_fmt(metrics['hit']['clean'][k]['value'])}, typo "
-                f"{_fmt(metrics['hit']['typo'][k]['value'])}")
+                f"{_fmt(hit['clean'][k]['value'])} (n={metrics['n_queries']}); typo subset "
+                f"(n={metrics['n_typo']}): clean {_fmt(hit['clean_on_typo'][k]['value'])} -> "
+                f"typo {_fmt(hit['typo'][k]['value'])}")
         if metrics["n_random_typo"]:
-            line += f", random typo {_fmt(metrics['hit']['random_typo'][k]['value'])}"
+            line += f"; random typo {_fmt(hit['random_typo'][k]['value'])}"
         typer.echo(line)
     if metrics["failures"]:
         typer.echo(f"run incomplete: {len(metrics['failures'])} query record(s) failed; rerun "
@@ -217,4 +219,5 @@ def compare_command(
     typer.echo(f"report: {out / 'report.html'}")
     for name, row in table.items():
         typer.echo(f"{name}: flip rate@1 (paper) {_fmt(row['flip_rate_paper_1'])}, "
-                   f"hit@20 clean {_fmt(row['hit_clean_20'])} typo {_fmt(row['hit_typo_20'])}")
+                   f"hit@20 clean {_fmt(row['hit_clean_20'])} typo {_fmt(row['hit_typo_20'])}"
+                   + ("" if row["status"] == "complete" else f" [{row['status']}]"))

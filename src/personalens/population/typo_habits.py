@@ -36,6 +36,13 @@ def _match_case(letter: str, like: str) -> str:
     return letter.upper() if like.isupper() else letter
 
 
+def match_word_case(word: str, like: str) -> str:
+    """`word` capitalised as `like` is: ALL CAPS, Capitalised, or as it is."""
+    if len(like) > 1 and like.isupper():
+        return word.upper()
+    return word[:1].upper() + word[1:] if like[:1].isupper() else word
+
+
 def misspell(word: str, kind: str, rng) -> str:
     """`word` with one edit of `kind`, chosen so the aligner names it as that kind.
 

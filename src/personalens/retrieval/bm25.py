@@ -29,7 +29,9 @@ class BM25Index:
         if not queries:
             return np.zeros((0, len(self.doc_ids)))
         tokens = bm25s.tokenize(queries, stopwords="en", show_progress=False, return_ids=False)
-        return np.vstack([self._model.get_scores(q) for q in tokens])
+        # A query of stopwords only has no tokens, which bm25s cannot score: it matches nothing.
+        return np.vstack([self._model.get_scores(q) if q else np.zeros(len(self.doc_ids))
+                          for q in tokens])
 
     def search(self, queries: list[str], k: int) -> Ranking:
         return search_by_scores(self, queries, k)

@@ -63,6 +63,11 @@ class RerankRetriever:
     def index(self, docs: list[Document]) -> "RerankIndex":
         return RerankIndex(self, docs)
 
+    def close(self) -> None:
+        """Release the reranker's model (an LLM reranker holds a thread and an event loop)."""
+        if hasattr(self.reranker, "close"):
+            self.reranker.close()
+
 
 class RerankIndex:
     def __init__(self, retriever: RerankRetriever, docs: list[Document]):

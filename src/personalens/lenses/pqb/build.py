@@ -34,7 +34,15 @@ from personalens.lenses.pqb.candidate_queries import (
 from personalens.lenses.pqb.pair_selection import SelectionOptions, select_pair
 from personalens.lenses.pqb.spacy_pipeline import load_pipeline
 from personalens.lenses.pqb.spelling_correction import get_corrector
-from personalens.lenses.pqb.style_profiles import ProfileOptions, StyleProfiles, build_profiles
+from personalens.lenses.pqb.style_profiles import (
+    ProfileOptions,
+    StyleProfiles,
+    load_profiles,
+    parse_histories,
+    profiled_users,
+    saved,
+    train_profiles,
+)
 from personalens.lenses.pqb.typo_injection import inject_random, inject_typos, passes_similarity
 from personalens.lenses.pqb.typo_profile import TypoProfile, learn_profile
 from personalens.models import DEFAULT_MODEL, RetryPolicy, UsageLedger, load_model, merge_usage
@@ -89,6 +97,7 @@ class _Context:
     nlp: object
     store: StepStore
     model: object | None
+    corrector: object
     embedder: DenseRetriever
     ledger: UsageLedger
     profiles: StyleProfiles | None = None
@@ -105,35 +114,49 @@ def check_options(options: BuildOptions) -> None:
         raise InputError("--covariance must be 'low_rank' or 'full'")
     if not 0 < options.similarity <= 1:
         raise InputError("--similarity must be in (0, 1]")
+    if not 1 <= options.profile.rank <= options.profile.encoder.dim:
+        raise InputError(f"--rank must be between 1 and {options.profile.encoder.dim}")
+    for flag, value in (("--candidates-per-item", options.candidates_per_item),
+                        ("--max-items", 1 if options.max_items is None else options.max_items),
+                        ("--max-typo-words", options.max_typo_words),
+                        ("--typo-attempts", options.typo_attempts),
+                        ("--min-sentences", options.profile.min_sentences),
+                        ("--encoder-epochs", options.profile.encoder.epochs)):
+        if value < 1:
+            raise InputError(f"{flag} must be at least 1")
     if options.candidates == "model":
         validate_spec(options.model)
-    if options.corrector.startswith("llm:"):
-        validate_spec(options.corrector.removeprefix("llm:"))
-    elif options.corrector != "dictionary":
-        raise InputError(f"unknown spelling corrector {options.corrector!r}; expected "
-                         "dictionary or llm:<model spec>")
 
 
 def run_build(options: BuildOptions, progress=None) -> dict:
+    """Everything that can refuse the input does so before the run directory is created."""
     check_options(options)
     nlp = load_pipeline()
     embedder = DenseRetriever(options.similarity_model)
+    style = options.out / "style"
+    sentences = None if saved(style) else parse_histories(options.source.histories, nlp)
+    kept = None if sentences is None else profiled_users(sentences, options.profile)
     ledger = UsageLedger()
+    model_options = {"ledger": ledger, "base_url": options.base_url,
+                     "api_key_env": options.api_key_env, "use_cache": options.use_cache,
+                     "concurrency": options.concurrency,
+                     "retry": RetryPolicy(max_attempts=options.max_attempts)}
+    model = (load_model(options.model, role="generator", **model_options)
+             if options.candidates == "model" else None)
+    corrector = get_corrector(options.corrector, **model_options)
     run = RunDirectory.open(options.out, {
         "command": " ".join(["personalens", *sys.argv[1:]]), "config": options.config(),
         "versions": package_versions(), "seeds": {"build": options.seed,
                                                   "encoder": options.profile.encoder.seed},
-        "models": {"generator": options.model if options.candidates == "model" else None},
+        "models": {"generator": options.model if options.candidates == "model" else None,
+                   "corrector": options.corrector},
     })
-    model = None
-    if options.candidates == "model":
-        model = load_model(options.model, role="generator", ledger=ledger,
-                           base_url=options.base_url, api_key_env=options.api_key_env,
-                           use_cache=options.use_cache, concurrency=options.concurrency,
-                           retry=RetryPolicy(max_attempts=options.max_attempts))
     status = "interrupted"
     try:
-        context = _Context(options, nlp, StepStore(run), model, embedder, ledger)
+        profiles = (load_profiles(style) if sentences is None
+                    else train_profiles(sentences, kept, options.profile, style))
+        context = _Context(options, nlp, StepStore(run), model, corrector, embedder, ledger,
+                           profiles)
         summary = _execute(context, run, ledger, progress)
         status = "complete" if summary["complete"] else "incomplete"
     finally:
@@ -143,8 +166,6 @@ def run_build(options: BuildOptions, progress=None) -> dict:
 
 def _execute(context: _Context, run: RunDirectory, ledger: UsageLedger, progress) -> dict:
     options, source = context.options, context.options.source
-    context.profiles = build_profiles(source.histories, context.nlp, options.profile,
-                                      options.out / "style")
     items = _items(source, sorted(context.profiles.gaussians), options)
     results: list[dict] = []
 
@@ -154,12 +175,13 @@ def _execute(context: _Context, run: RunDirectory, ledger: UsageLedger, progress
             if progress is not None:
                 progress.start(total=len(items), completed=0)
             for product, users in items:
-                results.append(await _item(context, product, users))
+                results.append(await _with_typos(context, await _item(context, product, users)))
                 if progress is not None:
                     progress.advance()
         finally:
-            if context.model is not None:
-                await context.model.aclose()
+            for model in (context.model, getattr(context.corrector, "model", None)):
+                if model is not None:
+                    await model.aclose()
             if progress is not None:
                 progress.stop()
 
@@ -190,17 +212,15 @@ def _items(source: BuildSource, profiled: list[str], options: BuildOptions
 
 
 async def _typo_profiles(context: _Context, users: list[str]) -> dict[str, TypoProfile]:
-    corrector = get_corrector(context.options.corrector, ledger=context.ledger,
-                              base_url=context.options.base_url)
     histories = context.options.source.histories
     profiles = {}
     for uid in users:
         async def correct(uid=uid):
-            return await corrector.correct(histories[uid])
+            return await context.corrector.correct(histories[uid])
         try:
             corrected = await context.store.get(f"correct/{uid}", correct)
         except StepFailed:
-            continue  # recorded; this user gets no typo queries until a rerun succeeds
+            continue  # recorded; the user's typo steps wait for a rerun that succeeds
         profiles[uid] = learn_profile(histories[uid], corrected, context.nlp)
     return profiles
 
@@ -249,36 +269,66 @@ async def _build_item(context: _Context, product: Product, users: list[str]) -> 
         return {**result, "status": "skipped", "reason": "no user pair passes the gates",
                 "nearest_mahalanobis_sq": nearest}
     result["selection"] = choice.to_json()
-    result["queries"] = [_typed(context, product.parent_asin, uid, kept[index])
+    result["queries"] = [{"uid": uid, "syntax_query": kept[index]}
                          for uid, index in ((choice.user_a, choice.candidate_a),
                                             (choice.user_b, choice.candidate_b))]
     return {**result, "status": "ok"}
 
 
-def _typed(context: _Context, asin: str, uid: str, query: str) -> dict:
-    """The user's query, their typo version and a random-typo version with as many edits."""
-    options, nlp = context.options, context.nlp
-    record = {"uid": uid, "syntax_query": query, "typo_query": None, "typo_edits": [],
-              "random_typo_query": None, "random_edits": []}
-    profile = context.typos.get(uid)
-    if profile is None:
-        return record
-    for attempt in range(options.typo_attempts):
-        rng = random.Random(f"{options.seed}/{asin}/{uid}/personal/{attempt}")
-        injected = inject_typos(query, profile, nlp, rng, max_words=options.max_typo_words)
-        if injected.edits and passes_similarity(query, injected.text, context.embedder.encode,
-                                                options.similarity):
-            record.update(typo_query=injected.text, typo_edits=_edits(injected))
-            break
-    if record["typo_query"] is None:
-        return record
-    for attempt in range(options.typo_attempts):
-        rng = random.Random(f"{options.seed}/{asin}/{uid}/random/{attempt}")
-        injected = inject_random(query, len(record["typo_edits"]), rng)
-        if passes_similarity(query, injected.text, context.embedder.encode, options.similarity):
-            record.update(random_typo_query=injected.text, random_edits=_edits(injected))
-            break
-    return record
+async def _with_typos(context: _Context, item: dict) -> dict:
+    """The item with each chosen query's typo versions, each a step of its own: a user whose
+    correction failed gets them on the rerun that corrects their texts."""
+    if item["status"] != "ok":
+        return item
+    queries = []
+    for query in item["queries"]:
+        profile = context.typos.get(query["uid"])
+        if profile is None:  # the correction step failed and is recorded; a rerun fills it
+            queries.append({**query, **_untyped("the user's spelling correction failed")})
+            continue
+
+        async def compute(query=query, profile=profile):
+            return _typed(context, item["asin"], query, profile)
+        queries.append({**query, **await context.store.get(
+            f"typo/{item['asin']}/{query['uid']}", compute)})
+    return {**item, "queries": queries}
+
+
+def _untyped(reason: str) -> dict:
+    return {"typo_query": None, "typo_edits": [], "typo_skipped": reason,
+            "random_typo_query": None, "random_edits": [], "random_skipped": reason}
+
+
+def _typed(context: _Context, asin: str, query: dict, profile: TypoProfile) -> dict:
+    """The user's typo version of their query and a random-typo version editing as many words
+    (one edit each), or why either is missing."""
+    options, clean, uid = context.options, query["syntax_query"], query["uid"]
+    if not profile.edits:
+        return _untyped("the user has no observed typos")
+    personal = _first_passing(context, clean, lambda rng: inject_typos(
+        clean, profile, context.nlp, rng, max_words=options.max_typo_words),
+        f"{options.seed}/{asin}/{uid}/personal")
+    gate = f"no version kept cosine >= {options.similarity} in {options.typo_attempts} draws"
+    if personal is None:
+        return _untyped(gate)
+    record = {"typo_query": personal.text, "typo_edits": _edits(personal), "typo_skipped": None}
+    baseline = _first_passing(context, clean, lambda rng: inject_random(
+        clean, len(personal.edits), rng), f"{options.seed}/{asin}/{uid}/random")
+    if baseline is None:
+        return {**record, "random_typo_query": None, "random_edits": [], "random_skipped": gate}
+    return {**record, "random_typo_query": baseline.text, "random_edits": _edits(baseline),
+            "random_skipped": None}
+
+
+def _first_passing(context: _Context, clean: str, draw, seed: str):
+    """The first of up to --typo-attempts seeded draws that edits something and keeps the
+    similarity gate, or None."""
+    for attempt in range(context.options.typo_attempts):
+        injected = draw(random.Random(f"{seed}/{attempt}"))
+        if injected.edits and passes_similarity(clean, injected.text, context.embedder.encode,
+                                                context.options.similarity):
+            return injected
+    return None
 
 
 def _edits(injected) -> list[dict]:
@@ -301,7 +351,7 @@ def summarise(results: list[dict], context: _Context, source: BuildSource) -> di
     queries = [q for r in results if r["status"] == "ok" for q in r["queries"]]
     profiles = context.profiles
     summary = {
-        "complete": statuses["failed"] == 0 and not context.store.failures,
+        "complete": not context.store.failures,
         "origin": source.origin, "users": len(source.histories),
         "profiled_users": len(profiles.gaussians), "products": len(source.products),
         "items": len(results), "items_by_status": dict(statuses),
@@ -312,7 +362,12 @@ def summarise(results: list[dict], context: _Context, source: BuildSource) -> di
         "queries": len(queries),
         "typo_queries": sum(q["typo_query"] is not None for q in queries),
         "random_typo_queries": sum(q["random_typo_query"] is not None for q in queries),
-        "failures": [r for r in results if r["status"] == "failed"] + context.store.failures,
+        "typo_skipped_by_reason": dict(Counter(q["typo_skipped"] for q in queries
+                                               if q["typo_skipped"])),
+        "random_skipped_by_reason": dict(Counter(q["random_skipped"] for q in queries
+                                                 if q["random_skipped"] and q["typo_query"])),
+        "sentences": profiles.sentences,
+        "failures": context.store.failures,
         "typo_rates": {uid: p.rates for uid, p in sorted(context.typos.items())},
     }
     if source.typo_truth:

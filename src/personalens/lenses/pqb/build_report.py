@@ -16,7 +16,8 @@ def build_report(summary: dict, manifest: dict) -> str:
         [f"users with >= {config['min_sentences']} sentences (profiled)",
          summary["profiled_users"]],
         ["products in the corpus", summary["products"]],
-        ["items with >= 2 profiled users", summary["items"]],
+        ["items with >= 2 profiled users" if config["pair_users"] == "owners"
+         else "items (any two profiled users may form a pair)", summary["items"]],
         ["candidate queries written", summary["candidates"]],
         ["candidates keeping the 5-core-term constraint", summary["candidates_valid"]],
         [f"candidates in the coherent set (cosine >= {config['similarity']})",
@@ -28,11 +29,16 @@ def build_report(summary: dict, manifest: dict) -> str:
     report.table(["item status", "items"], sorted(summary["items_by_status"].items()))
     if summary["skipped_by_reason"]:
         report.table(["skipped because", "items"], sorted(summary["skipped_by_reason"].items()))
+    for key, label in (("typo_skipped_by_reason", "no personal typo version because"),
+                       ("random_skipped_by_reason", "no random-typo version because")):
+        if summary[key]:
+            report.table([label, "queries"], sorted(summary[key].items()))
     _typo_section(report, summary)
     if summary["failures"]:
         report.heading("Failures (rerun the same command to retry)")
-        report.table(["key", "error"], [[f.get("key", f.get("asin")), f.get("error")]
-                                        for f in summary["failures"]])
+        report.table(["step", "kind", "error", "attempts"],
+                     [[f["key"], f["error"]["kind"], f["error"]["message"], f["error"]["attempts"]]
+                      for f in summary["failures"]])
     return report.render()
 
 
@@ -48,6 +54,6 @@ def _typo_section(report: HtmlReport, summary: dict) -> None:
                                "edits per word", "Typo habits"),
                   "Learned per-kind typo rates (first 8 users)")
     recovery = summary.get("typo_recovery")
-    if recovery:
+    if recovery and recovery["mean_absolute_error"] is not None:
         report.paragraph(f"Against the generator's known habits ({recovery['users']} users): "
                          f"mean absolute error {recovery['mean_absolute_error']:.4f} per kind.")

@@ -46,10 +46,12 @@ def run_pqb_eval(options: PqbOptions) -> dict:
                                  f"meta file {options.meta}", where=str(options.queries))
     retriever = get_retriever(options.retriever)
     files = [options.queries.resolve(), options.meta.resolve()]
+    # The data's hash is part of the config: a run never resumes onto changed queries.
+    config = {**options.config(),
+              "dataset_hash": fingerprint(files, Path(os.path.commonpath(files)))}
     run = RunDirectory.open(options.out, {
-        "command": " ".join(["personalens", *sys.argv[1:]]), "config": options.config(),
+        "command": " ".join(["personalens", *sys.argv[1:]]), "config": config,
         "versions": package_versions(), "seeds": {"bootstrap": options.seed},
-        "dataset_hash": fingerprint(files, Path(os.path.commonpath(files))),
     })
     status = "interrupted"
     try:
@@ -72,7 +74,11 @@ def run_pqb_eval(options: PqbOptions) -> dict:
 def _evaluate(run, retriever, corpus, todo) -> None:
     index = retriever.index(corpus)
     texts = list(dict.fromkeys(q for _, r in todo for q in _queries(r).values() if q))
-    ranking = index.search(texts, MAX_K)
+    try:
+        ranking = index.search(texts, MAX_K)
+    finally:
+        if hasattr(retriever, "close"):  # an LLM reranker's model, thread and loop
+            retriever.close()
     ranked = dict(zip(texts, ranking.ids, strict=True))
     errors = dict(zip(texts, ranking.errors or [None] * len(texts), strict=True))
 

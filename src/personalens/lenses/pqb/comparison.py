@@ -9,37 +9,57 @@ from personalens.report import HtmlReport, grouped_bars, line_plot
 from personalens.runs import METRICS, write_atomic
 
 
-def _load(run: Path) -> tuple[str, dict]:
+def _load(run: Path) -> tuple[dict, dict]:
     try:
         metrics = json.loads((run / METRICS).read_text())
         manifest = json.loads((run / "manifest.json").read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise InputError(f"not a finished pqb eval run ({type(exc).__name__})",
                          where=str(run)) from None
-    if manifest.get("config", {}).get("lens") != "pqb":
+    if manifest.get("config", {}).get("lens") != "pqb" or "flip_rate" not in metrics:
         raise InputError("not a pqb eval run", where=str(run))
-    return metrics["retriever"], metrics
+    return metrics, manifest
 
 
 def compare_runs(runs: list[Path], out: Path) -> dict[str, dict]:
-    """Writes comparison.json and report.html; returns one summary row per run."""
+    """Writes comparison.json and report.html; returns one summary row per run.
+
+    A run is named by its retriever, plus its folder when two runs share a retriever. An
+    incomplete run (failed query records left out of its metrics) is marked, not hidden.
+    """
     loaded: dict[str, dict] = {}
+    rows: dict[str, dict] = {}
     for run in runs:
-        name, metrics = _load(run)
-        loaded[name if name not in loaded else f"{name} ({run.name})"] = metrics
-    rows = {name: {"run": str(run), "flip_rate_paper_1": m["flip_rate"]["paper"]["1"]["value"],
-                   "hit_clean_20": m["hit"]["clean"]["20"]["value"],
-                   "hit_typo_20": m["hit"]["typo"]["20"]["value"]}
-            for (name, m), run in zip(loaded.items(), runs, strict=True)}
+        metrics, manifest = _load(run)
+        name = metrics["retriever"]
+        if name in loaded:
+            name = f"{name} ({run})"
+        if name in loaded:
+            raise InputError("the same run is given twice", where=str(run))
+        loaded[name] = metrics
+        rows[name] = {"run": str(run), "status": manifest.get("status"),
+                      "flip_rate_paper_1": metrics["flip_rate"]["paper"]["1"]["value"],
+                      "hit_clean_20": metrics["hit"]["clean"]["20"]["value"],
+                      "hit_typo_20": metrics["hit"]["typo"]["20"]["value"]}
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / "comparison.json", json.dumps(
         {"runs": rows, "metrics": loaded}, indent=1))
-    write_atomic(out / "report.html", _report(loaded))
+    write_atomic(out / "report.html", _report(loaded, rows))
     return rows
 
 
-def _report(loaded: dict[str, dict]) -> str:
+def _hit(metrics: dict, kind: str, k: int) -> float | None:
+    # Runs of released queries have no random-typo version.
+    return metrics["hit"].get(kind, {}).get(str(k), {}).get("value")
+
+
+def _report(loaded: dict[str, dict], rows: dict[str, dict]) -> str:
     report = HtmlReport("personalens · PersonalQuery-Benchmark comparison")
+    report.table(["retriever", "run", "status"],
+                 [[name, row["run"], row["status"]] for name, row in rows.items()])
+    if any(row["status"] != "complete" for row in rows.values()):
+        report.paragraph("Runs not marked complete left failed query records out of their "
+                         "metrics; rerun them before comparing numbers.")
     for definition in ("paper", "all_pairs"):
         report.figure(line_plot({name: [(k, m["flip_rate"][definition][str(k)]["value"])
                                         for k in KS] for name, m in loaded.items()},
@@ -54,8 +74,8 @@ def _report(loaded: dict[str, dict]) -> str:
                    m["mrr"]["clean"]["value"], m["mrr"]["typo"]["value"]]
                   for name, m in loaded.items()])
     for k in (1, 20):
-        report.figure(grouped_bars({name: {kind: m["hit"][kind][str(k)]["value"]
-                                           for kind in ("clean", "typo", "random_typo")}
+        kinds = ("clean_on_typo", "typo", "random_typo")
+        report.figure(grouped_bars({name: {kind: _hit(m, kind, k) for kind in kinds}
                                     for name, m in loaded.items()},
                                    f"Hit@{k}", f"Clean vs typo queries, Hit@{k}"),
                       f"Hit@{k} for clean, personal-typo and random-typo queries per retriever")

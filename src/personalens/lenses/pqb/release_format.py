@@ -28,8 +28,9 @@ class QueryRecord(pydantic.BaseModel):
     asin: str = pydantic.Field(min_length=1)
     uid: str = pydantic.Field(min_length=1)
     syntax_query: str = pydantic.Field(min_length=1)
-    typo_query: str | None = None
-    random_typo_query: str | None = None  # `pqb build` only: the random-typo baseline
+    typo_query: str | None = pydantic.Field(default=None, min_length=1)
+    # `pqb build` only: the random-typo baseline.
+    random_typo_query: str | None = pydantic.Field(default=None, min_length=1)
 
 
 @dataclass(frozen=True)

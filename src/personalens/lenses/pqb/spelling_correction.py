@@ -9,7 +9,8 @@ import re
 from typing import Protocol
 
 from personalens.errors import InputError
-from personalens.models import ChatModel, ModelCallFailed, UsageLedger, load_model
+from personalens.models import ChatModel, ModelCallFailed, load_model
+from personalens.population.typo_habits import match_word_case
 
 # Words keep their inner apostrophes: split at them, "isn" and "ll" are unknown to the word
 # list and would be "corrected" into other words.
@@ -20,14 +21,6 @@ _SKIPPED = " \t" + "\"'“‘([-–—"  # may stand between a sentence's end an
 
 class Corrector(Protocol):
     async def correct(self, texts: list[str]) -> list[str]: ...
-
-
-def _match_case(correction: str, like: str) -> str:
-    if len(like) > 1 and like.isupper():
-        return correction.upper()
-    if like[0].isupper():
-        return correction[0].upper() + correction[1:]
-    return correction
 
 
 def _starts_sentence(text: str, start: int) -> bool:
@@ -74,7 +67,7 @@ class DictionaryCorrector:
         fixed = self._cache[key]
         if fixed == key:
             return word
-        return _match_case(fixed.replace("'", "’") if "’" in word else fixed, word)
+        return match_word_case(fixed.replace("'", "’") if "’" in word else fixed, word)
 
     def _lookup(self, key: str) -> str:
         if len(key) < 2 or self._speller.known([key]):
@@ -133,13 +126,13 @@ class LLMCorrector:
         return corrected
 
 
-def get_corrector(name: str = "dictionary", *, ledger: UsageLedger | None = None,
-                  base_url: str | None = None) -> Corrector:
-    """`dictionary` (offline, the default) or `llm:<model spec>`."""
+def get_corrector(name: str = "dictionary", **model_options) -> Corrector:
+    """`dictionary` (offline, the default) or `llm:<model spec>`; `model_options` go to
+    `load_model` (ledger, base_url, api_key_env, use_cache, concurrency, retry)."""
     if name == "dictionary":
         return DictionaryCorrector()
     if name.startswith("llm:") and name.removeprefix("llm:"):
         return LLMCorrector(load_model(name.removeprefix("llm:"), role="corrector",
-                                       ledger=ledger, base_url=base_url))
+                                       **model_options))
     raise InputError(f"unknown spelling corrector {name!r}; expected dictionary or "
                      "llm:<model spec>")

@@ -127,7 +127,10 @@ def train_encoder(X: Features, users: list[str], options: EncoderOptions | None 
         network = _Network(X.shape[1], options.hidden, options.dim)
     optimizer = torch.optim.Adam(network.parameters(), lr=options.learning_rate)
     encoder = StyleEncoder(network, options, X.shape[1])
-    steps = max(1, math.ceil(X.shape[0] / options.batch_size))
+    # The real batch is (users drawn) x (sentences each), smaller than batch_size when there
+    # are few users; an epoch must still draw about as many sentences as X has rows.
+    batch = _users_per_batch(len(groups), options) * options.per_user
+    steps = max(1, math.ceil(X.shape[0] / batch))
     for epoch in range(1, options.epochs + 1):
         network.train()
         losses = [_step(network, optimizer, X, groups, rng, options) for _ in range(steps)]
@@ -149,10 +152,13 @@ def _user_rows(users: list[str], n_rows: int) -> list[np.ndarray]:
     return groups
 
 
+def _users_per_batch(n_users: int, options: EncoderOptions) -> int:
+    return min(n_users, max(2, options.batch_size // options.per_user))
+
+
 def _step(network: _Network, optimizer: torch.optim.Optimizer, X: Features,
           groups: list[np.ndarray], rng: np.random.Generator, options: EncoderOptions) -> float:
-    n_users = min(len(groups), max(2, options.batch_size // options.per_user))
-    chosen = rng.choice(len(groups), size=n_users, replace=False)
+    chosen = rng.choice(len(groups), size=_users_per_batch(len(groups), options), replace=False)
     rows, labels = [], []
     for label, g in enumerate(chosen):
         take = rng.choice(groups[g], size=min(options.per_user, len(groups[g])), replace=False)

@@ -3,6 +3,8 @@
 Stage 1 of `pqb build`. Users with fewer than `min_sentences` sentences are left out (PQB: 30).
 The fitted feature space, encoder and Gaussians are saved in the build folder, and a resumed
 build loads them instead of training again, so every later stage sees the same profiles.
+Parsing comes first and on its own, so a source with too few writers is refused before any run
+directory exists.
 """
 
 import json
@@ -33,7 +35,7 @@ class StyleProfiles:
     space: FeatureSpace
     encoder: StyleEncoder
     gaussians: dict[str, Gaussian]
-    sentences: dict[str, int]  # every user's sentence count, kept or not
+    sentences: dict[str, int]  # every user's sentence count, profiled or not (the report)
 
     def vectors(self, texts: list[str], nlp) -> np.ndarray:
         """Style vectors of whole texts (a query's sentences pooled into one count vector)."""
@@ -41,37 +43,47 @@ class StyleProfiles:
         return self.encoder.encode(self.space.transform(pooled))
 
 
-def build_profiles(histories: dict[str, list[str]], nlp, options: ProfileOptions,
-                   folder: Path) -> StyleProfiles:
-    if (folder / "gaussians.json").exists():
-        return _load(folder)
+def saved(folder: Path) -> bool:
+    # gaussians.json is written last: its presence marks a complete, loadable profile stage.
+    return (folder / "gaussians.json").exists()
+
+
+def parse_histories(histories: dict[str, list[str]], nlp) -> dict[str, list[Counter]]:
+    """Every user's sentences as rule counts, users in sorted order."""
     users = sorted(histories)
-    per_user = {uid: [s for text in rules for s in text]
-                for uid, rules in zip(users, _parse(histories, users, nlp), strict=True)}
-    counts = {uid: len(sentences) for uid, sentences in per_user.items()}
-    kept = [uid for uid in users if counts[uid] >= options.min_sentences]
+    parsed = iter(text_rules([t for uid in users for t in histories[uid]], nlp))
+    return {uid: [s for _ in histories[uid] for s in next(parsed)] for uid in users}
+
+
+def profiled_users(sentences: dict[str, list[Counter]], options: ProfileOptions) -> list[str]:
+    """Users with enough sentences; InputError (before any run starts) if fewer than two."""
+    kept = [uid for uid, s in sentences.items() if len(s) >= options.min_sentences]
     if len(kept) < 2:
         raise InputError(f"only {len(kept)} user(s) have >= {options.min_sentences} sentences; "
                          "pqb build needs at least 2 (lower --min-sentences)")
-    sentences = [s for uid in kept for s in per_user[uid]]
-    labels = [uid for uid in kept for _ in per_user[uid]]
-    space = FeatureSpace.fit(sentences, min_df=options.min_df)
-    features = space.transform(sentences)
+    return kept
+
+
+def train_profiles(sentences: dict[str, list[Counter]], kept: list[str],
+                   options: ProfileOptions, folder: Path) -> StyleProfiles:
+    rows = [s for uid in kept for s in sentences[uid]]
+    labels = [uid for uid in kept for _ in sentences[uid]]
+    space = FeatureSpace.fit(rows, min_df=options.min_df)
+    features = space.transform(rows)
     encoder = train_encoder(features, labels, options.encoder)
     vectors = encoder.encode(features)
-    fit = fit_full if options.covariance == "full" else (
-        lambda x: fit_low_rank(x, rank=options.rank))
-    gaussians = {uid: fit(vectors[[i for i, u in enumerate(labels) if u == uid]])
-                 for uid in kept}
-    profiles = StyleProfiles(space, encoder, gaussians, counts)
+    owners = np.array(labels)
+    gaussians = {uid: _fit(vectors[owners == uid], options) for uid in kept}
+    profiles = StyleProfiles(space, encoder, gaussians,
+                             {uid: len(s) for uid, s in sentences.items()})
     _save(profiles, folder)
     return profiles
 
 
-def _parse(histories: dict[str, list[str]], users: list[str], nlp) -> list[list]:
-    texts = [t for uid in users for t in histories[uid]]
-    parsed = iter(text_rules(texts, nlp))
-    return [[next(parsed) for _ in histories[uid]] for uid in users]
+def _fit(vectors: np.ndarray, options: ProfileOptions) -> Gaussian:
+    if options.covariance == "full":
+        return fit_full(vectors)
+    return fit_low_rank(vectors, rank=options.rank)
 
 
 def _save(profiles: StyleProfiles, folder: Path) -> None:
@@ -79,12 +91,11 @@ def _save(profiles: StyleProfiles, folder: Path) -> None:
     write_atomic(folder / "feature_space.json", json.dumps(profiles.space.to_json()))
     profiles.encoder.save(folder / "encoder")
     write_atomic(folder / "sentences.json", json.dumps(profiles.sentences, indent=1))
-    # Written last: its presence marks a complete, loadable profile stage.
     write_atomic(folder / "gaussians.json", json.dumps(
         {uid: g.to_json() for uid, g in profiles.gaussians.items()}, indent=1))
 
 
-def _load(folder: Path) -> StyleProfiles:
+def load_profiles(folder: Path) -> StyleProfiles:
     return StyleProfiles(
         FeatureSpace.from_json(json.loads((folder / "feature_space.json").read_text())),
         StyleEncoder.load(folder / "encoder"),

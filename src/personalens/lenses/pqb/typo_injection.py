@@ -23,7 +23,7 @@ import numpy as np
 
 from personalens.lenses.pqb.typo_edits import word_spans
 from personalens.lenses.pqb.typo_profile import ObservedEdit, TypoProfile, token_at
-from personalens.population.typo_habits import KINDS, eligible, misspell
+from personalens.population.typo_habits import KINDS, eligible, match_word_case, misspell
 
 MAX_WORDS = 3
 
@@ -117,7 +117,8 @@ def _reused(slot: _Slot, profile: TypoProfile, rng: random.Random) -> InjectedEd
     same_word = [e for e in matches if e.word == slot.word.lower()]
     if same_word:
         seen = rng.choice(same_word)
-        return InjectedEdit(slot.word, _match_case(seen.typed, slot.word), "+".join(seen.kinds),
+        return InjectedEdit(slot.word, match_word_case(seen.typed, slot.word),
+                            "+".join(seen.kinds),
                             "reused")
     if not matches:
         return None
@@ -152,12 +153,6 @@ def _first_that_changes(word: str, kinds: list[str], rng: random.Random, source:
         if typed != word:
             return InjectedEdit(word, typed, kind, source)
     return None
-
-
-def _match_case(typed: str, like: str) -> str:
-    if len(like) > 1 and like.isupper():
-        return typed.upper()
-    return typed[:1].upper() + typed[1:] if like[0].isupper() else typed
 
 
 def _apply(query: str, edits: list[tuple[_Slot, InjectedEdit]]) -> InjectedQuery:
