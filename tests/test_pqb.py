@@ -58,6 +58,10 @@ def test_eval_on_the_release_excerpt(tmp_path):
     for section in (metrics["hit"]["clean"]["5"], metrics["mrr"]["typo"]):
         assert section["ci_low"] <= section["value"] <= section["ci_high"]
     assert "Flip rate" in (out / "report.html").read_text()
+    # The release's own typo queries, aligned word by word with their clean versions.
+    kinds = metrics["typo_edit_kinds"]["typo"]
+    assert {k: v for k, v in kinds.items() if v} == {"insertion": 14, "adjacent_key": 5,
+                                                      "deletion": 4, "other": 1}
 
 
 def test_a_query_whose_item_is_missing_from_the_corpus_is_refused(tmp_path):
@@ -87,8 +91,9 @@ def test_beir_export_round_trips(tmp_path):
 
 def _record(key, item, clean, typo=None, random_typo=None, has_typo=True, has_random=True):
     return {"key": key, "parent_asin": item, "rank_clean": clean, "rank_typo": typo,
-            "rank_random_typo": random_typo, "typo_query": "t" if has_typo else None,
-            "random_typo_query": "r" if has_random else None}
+            "rank_random_typo": random_typo, "syntax_query": "the guitar",
+            "typo_query": "teh guitar" if has_typo else None,
+            "random_typo_query": "the guitsr" if has_random else None}
 
 
 def test_personal_vs_random_typo_hits_by_hand():
@@ -111,6 +116,8 @@ def test_personal_vs_random_typo_hits_by_hand():
     assert metrics["flip_rate"]["paper"]["5"]["value"] == 0.0
     assert metrics["flip_rate"]["paper"]["1"]["value"] == 1.0  # a: rank 1 vs 2
     assert metrics["flip_rate"]["all_pairs"]["1"]["value"] == 0.5
+    assert metrics["typo_edit_kinds"]["typo"]["transposition"] == 4  # all four have one
+    assert metrics["typo_edit_kinds"]["random_typo"]["adjacent_key"] == 3
 
 
 def test_queries_whose_llm_rerank_fails_are_recorded_and_retried(tmp_path):

@@ -11,6 +11,7 @@ from itertools import combinations
 
 import numpy as np
 
+from personalens.lenses.pqb.typo_edits import edit_counts
 from personalens.retrieval.metrics import flip_rate
 from personalens.stats import bootstrap_ci
 
@@ -68,6 +69,11 @@ def summarise(records: list[dict], seed: int = 0) -> dict:
         metrics["hit"]["clean_on_typo"][str(k)] = _with_ci(clean, seed)
         metrics["hit"]["drop"][str(k)] = _with_ci(clean - typos, seed)  # paired, same users
         _random_typo_hits(metrics["hit"], rand, k, seed)
+    # What the typo queries actually do to the words, by kind (PQB's mechanisms).
+    metrics["typo_edit_kinds"] = {
+        "typo": dict(edit_counts([(r["syntax_query"], r["typo_query"]) for r in typo])),
+        "random_typo": dict(edit_counts([(r["syntax_query"], r["random_typo_query"])
+                                         for r in rand]))}
     metrics["mrr"] = {"clean": _with_ci(_rr([r["rank_clean"] for r in records]), seed),
                       "clean_on_typo": _with_ci(_rr([r["rank_clean"] for r in typo]), seed),
                       "typo": _with_ci(_rr([r["rank_typo"] for r in typo]), seed),

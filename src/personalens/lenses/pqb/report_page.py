@@ -1,6 +1,7 @@
 """report.html for a PQB run: flip rate against K, clean vs typo hits, MRR."""
 
 from personalens.lenses.pqb.analysis import KS
+from personalens.population.typo_habits import KINDS
 from personalens.report import HtmlReport, grouped_bars, line_plot
 
 
@@ -41,6 +42,11 @@ def build_report(metrics: dict, manifest: dict) -> str:
     report.table(["queries", "MRR@20", "CI low", "CI high", "n"],
                  [[q, v["value"], v["ci_low"], v["ci_high"], v["n"]]
                   for q, v in metrics["mrr"].items()])
+    kinds = metrics["typo_edit_kinds"]
+    report.heading("Typo edits by kind")
+    report.table(["kind", "personal typo queries", "random typo queries"],
+                 [[kind, kinds["typo"].get(kind, 0), kinds["random_typo"].get(kind, 0)]
+                  for kind in KINDS])
     if metrics["failures"]:
         report.heading("Failed query records (rerun the same command to retry)")
         report.table(["key", "error"], [[f["key"], f.get("error")] for f in metrics["failures"]])
