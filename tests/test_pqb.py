@@ -147,6 +147,9 @@ def test_queries_whose_llm_rerank_fails_are_recorded_and_retried(tmp_path):
     assert second.returncode == 0, second.stderr
     metrics = json.loads((tmp_path / "run/metrics.json").read_text())
     assert metrics["n_queries"] == 9 and metrics["failures"] == []
+    # Both sessions' reranker calls are in the manifest's usage, failures counted by kind.
+    usage = json.loads((tmp_path / "run/manifest.json").read_text())["usage"]["reranker"]
+    assert usage["requests"] >= 9 and usage["prompt_tokens"] > 0 and usage["failures"]
 
 
 def test_a_run_never_resumes_onto_changed_queries(tmp_path):

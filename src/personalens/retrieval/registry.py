@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from personalens.errors import InputError
 from personalens.models.spec import DEFAULT_MODEL, load_model
+from personalens.models.usage import UsageLedger
 from personalens.retrieval.bm25 import BM25Retriever
 from personalens.retrieval.dense import DenseRetriever
 from personalens.retrieval.hybrid import DEFAULT_HYBRID, HybridRetriever, parse_components
@@ -33,18 +34,23 @@ RETRIEVER_HELP = (
 _NOT_FUSABLE = ("hybrid", "rerank-ce", "rerank-llm")
 
 
-def get_retriever(name: str) -> Retriever:
-    """The retriever a name stands for; InputError (one line) for a name that cannot work."""
+def get_retriever(name: str, *, ledger: UsageLedger | None = None) -> Retriever:
+    """The retriever a name stands for; InputError (one line) for a name that cannot work.
+
+    `ledger` receives an LLM reranker's token usage, so the run's manifest can report it.
+    """
     if not name.strip():
         raise InputError(f"empty retriever name; expected {RETRIEVER_HELP}")
     if name == "bm25":
         return BM25Retriever()
     family, colon, argument = name.partition(":")
-    if family not in _FAMILIES:
+    if family not in _FAMILIES and family != "rerank-llm":
         return DenseRetriever(name)
     if colon and not argument.strip():
         raise InputError(f"retriever {name!r}: nothing after ':'; use {family!r} for its "
                          f"default or {family}:<...>")
+    if family == "rerank-llm":
+        return _rerank_llm(argument or None, name, ledger)
     return _FAMILIES[family](argument or None, name)
 
 
@@ -69,12 +75,11 @@ def _rerank_ce(model: str | None, name: str) -> Retriever:
     return RerankRetriever(CrossEncoderReranker(model or MS_MARCO_CROSS_ENCODER, name=name))
 
 
-def _rerank_llm(spec: str | None, name: str) -> Retriever:
+def _rerank_llm(spec: str | None, name: str, ledger: UsageLedger | None) -> Retriever:
     return RerankRetriever(LLMReranker(
-        lambda: load_model(spec or DEFAULT_MODEL, role="reranker"), name=name))
+        lambda: load_model(spec or DEFAULT_MODEL, role="reranker", ledger=ledger), name=name))
 
 
 _FAMILIES: dict[str, Callable[[str | None, str], Retriever]] = {
-    "splade": _splade, "colbert": _colbert, "hybrid": _hybrid,
-    "rerank-ce": _rerank_ce, "rerank-llm": _rerank_llm,
+    "splade": _splade, "colbert": _colbert, "hybrid": _hybrid, "rerank-ce": _rerank_ce,
 }

@@ -9,6 +9,7 @@ from personalens.errors import InputError
 from personalens.lenses.pqb.analysis import MAX_K, summarise
 from personalens.lenses.pqb.release_format import load_corpus, load_queries
 from personalens.lenses.pqb.report_page import build_report
+from personalens.models import UsageLedger, merge_usage
 from personalens.retrieval import get_retriever
 from personalens.runs import RunDirectory, fingerprint, package_versions
 
@@ -44,7 +45,8 @@ def run_pqb_eval(options: PqbOptions) -> dict:
             if record.asin not in known:
                 raise InputError(f"asin {record.asin} of item {group.parent_asin} is not in the "
                                  f"meta file {options.meta}", where=str(options.queries))
-    retriever = get_retriever(options.retriever)
+    ledger = UsageLedger()
+    retriever = get_retriever(options.retriever, ledger=ledger)
     files = [options.queries.resolve(), options.meta.resolve()]
     # The data's hash is part of the config: a run never resumes onto changed queries.
     config = {**options.config(),
@@ -59,7 +61,10 @@ def run_pqb_eval(options: PqbOptions) -> dict:
         todo = [(g, r) for g in groups for r in g.records
                 if f"{g.parent_asin}/{r.uid}" not in done]
         if todo:
-            _evaluate(run, retriever, corpus, todo)
+            try:
+                _evaluate(run, retriever, corpus, todo)
+            finally:
+                run.write_manifest(usage=merge_usage(run.previous_usage, ledger.as_dict()))
         records = list(run.records().values())
         metrics = summarise([r for r in records if r["status"] == "ok"], seed=options.seed)
         metrics["retriever"] = options.retriever
