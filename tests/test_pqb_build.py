@@ -297,3 +297,25 @@ def test_options_refused_after_parsing_still_write_nothing(tmp_path, args, messa
                          "--candidates", "templates", *args, "--out", tmp_path / "out")
     assert result.returncode == 2 and message in result.stderr
     assert result.stderr.count("\n") == 1 and not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_the_papers_default_gates_select_pairs_on_varied_writing(tmp_path):
+    """PersonaBench's anchor speakers (GPT-4o-written turns, ~1,000-3,500 sentences each) have
+    broad style Gaussians: with chi2(16) 26.30 and margin 1 most items get a pair, and every
+    recorded selection keeps the gates."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "pqb_default_gates", Path(__file__).parent.parent / "bench/pqb_default_gates.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    summary = bench.build(tmp_path / "b", margin=1.0)
+    assert summary["profiled_users"] == 10 and summary["items_by_status"]["ok"] >= 10
+    for record in _records(tmp_path / "b").values():
+        if record["key"].startswith("item/") and record["value"]["status"] == "ok":
+            chosen = record["value"]["selection"]
+            for side in ("a", "b"):
+                assert chosen[f"mahalanobis_sq_{side}"] <= 26.30
+                assert chosen[f"rival_mahalanobis_sq_{side}"] > 26.30
+                assert chosen[f"log_density_{side}"] - chosen[f"rival_log_density_{side}"] >= 1
