@@ -206,7 +206,8 @@ def test_build_from_a_generated_population_reports_typo_recovery(tmp_path, doubl
     out = tmp_path / "b"
     result = personalens("pqb", "build", "--population", tmp_path / "gen", "--out", out,
                          "--candidates", "templates", "--pair-users", "all",
-                         "--min-sentences", "3", "--region", "1e9", "--margin", "-1e9")
+                         "--min-sentences", "3", "--region", "1e9", "--margin", "-1e9",
+                         "--covariance", "full")
     assert result.returncode == 0, result.stderr
     summary = json.loads((out / "metrics.json").read_text())
     assert summary["users"] == len(source.histories) and summary["profiled_users"] >= 2
@@ -219,6 +220,8 @@ def test_build_from_a_generated_population_reports_typo_recovery(tmp_path, doubl
               for u in set(learned) & set(source.typo_truth)
               for k, rate in source.typo_truth[u].items()]
     assert errors
+    # No bound on the error here: the schema double writes letter strings like "bdd" that the
+    # dictionary "corrects" into words. tests/test_pqb_typos.py bounds recovery on real text.
     assert recovery["mean_absolute_error"] == pytest.approx(sum(errors) / len(errors))
 
 
