@@ -174,10 +174,15 @@ def _execute(context: _Context, run: RunDirectory, ledger: UsageLedger, progress
             context.typos = await _typo_profiles(context, sorted(context.profiles.gaussians))
             if progress is not None:
                 progress.start(total=len(items), completed=0)
-            for product, users in items:
-                results.append(await _with_typos(context, await _item(context, product, users)))
+            async def build_one(product: Product, users: list[str]) -> dict:
+                result = await _with_typos(context, await _item(context, product, users))
                 if progress is not None:
                     progress.advance()
+                return result
+
+            # All items at once: the model's concurrency limit bounds the calls in flight, and
+            # results keep the items' order whatever order they finish in.
+            results.extend(await asyncio.gather(*(build_one(p, u) for p, u in items)))
         finally:
             for model in (context.model, getattr(context.corrector, "model", None)):
                 if model is not None:
@@ -213,16 +218,18 @@ def _items(source: BuildSource, profiled: list[str], options: BuildOptions
 
 async def _typo_profiles(context: _Context, users: list[str]) -> dict[str, TypoProfile]:
     histories = context.options.source.histories
-    profiles = {}
-    for uid in users:
-        async def correct(uid=uid):
+
+    async def profile(uid: str) -> TypoProfile | None:
+        async def correct():
             return await context.corrector.correct(histories[uid])
         try:
             corrected = await context.store.get(f"correct/{uid}", correct)
         except StepFailed:
-            continue  # recorded; the user's typo steps wait for a rerun that succeeds
-        profiles[uid] = learn_profile(histories[uid], corrected, context.nlp)
-    return profiles
+            return None  # recorded; the user's typo steps wait for a rerun that succeeds
+        return learn_profile(histories[uid], corrected, context.nlp)
+
+    learned = await asyncio.gather(*(profile(uid) for uid in users))
+    return {uid: p for uid, p in zip(users, learned, strict=True) if p is not None}
 
 
 async def _item(context: _Context, product: Product, users: list[str]) -> dict:
