@@ -145,8 +145,12 @@ def test_eval_on_built_data_and_compare(built, tmp_path):
     assert "Flip rate against K per retriever" in (tmp_path / "cmp/report.html").read_text()
     beir = personalens("pqb", "export-beir", "--data", out, "--out", tmp_path / "beir")
     assert beir.returncode == 0, beir.stderr
-    assert f"12 documents, {len(queries) + sum(bool(q['typo_query']) for q in queries)} " \
-           "queries" in beir.stdout
+    exported = len(queries) + sum(bool(q["typo_query"]) + bool(q["random_typo_query"])
+                                  for q in queries)
+    assert f"12 documents, {exported} queries, {exported} qrels" in beir.stdout
+    ids = [json.loads(line)["_id"] for line in (tmp_path / "beir/queries.jsonl").read_text()
+           .splitlines()]
+    assert sum(i.endswith("/random_typo") for i in ids) == metrics["n_random_typo"]
 
 
 def test_model_candidates_are_checked_in_code(tmp_path):

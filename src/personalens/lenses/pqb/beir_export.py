@@ -1,7 +1,8 @@
 """BEIR-format export of released PQB queries, so any external retriever can run on them.
 
 corpus.jsonl {_id, title, text}; queries.jsonl {_id, text, metadata}; qrels/test.tsv
-(query-id, corpus-id, score). Query ids are <parent_asin>/<uid>/clean and .../typo.
+(query-id, corpus-id, score). Query ids are <parent_asin>/<uid>/clean, .../typo and, for built
+data, .../random_typo. The title is the document's first line (the item title when it has one).
 """
 
 import json
@@ -20,7 +21,8 @@ def export_beir(groups: list[QueryGroup], corpus: list[Document], out: Path) -> 
     queries, qrels = [], ["query-id\tcorpus-id\tscore"]
     for group in groups:
         for record in group.records:
-            for kind, text in (("clean", record.syntax_query), ("typo", record.typo_query)):
+            for kind, text in (("clean", record.syntax_query), ("typo", record.typo_query),
+                               ("random_typo", record.random_typo_query)):
                 if text is None:
                     continue
                 query_id = f"{group.parent_asin}/{record.uid}/{kind}"
