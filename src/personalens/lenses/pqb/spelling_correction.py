@@ -9,13 +9,13 @@ import re
 from typing import Protocol
 
 from personalens.errors import InputError
+from personalens.lenses.pqb.typo_edits import LETTER_RUN
 from personalens.models import ChatModel, ModelCallFailed, load_model
 from personalens.population.typo_habits import match_word_case
 
 # Words keep their inner apostrophes: split at them, "isn" and "ll" are unknown to the word
 # list and would be "corrected" into other words.
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
-_LETTERS = re.compile(r"[^\W\d_]+")
 _SKIPPED = " \t" + "\"'“‘([-–—"  # may stand between a sentence's end and its first word
 
 
@@ -73,7 +73,7 @@ class DictionaryCorrector:
         if len(key) < 2 or self._speller.known([key]):
             return key
         fixed = self._speller.correction(key)
-        if not fixed or _LETTERS.sub("", fixed) != _LETTERS.sub("", key):
+        if not fixed or LETTER_RUN.sub("", fixed) != LETTER_RUN.sub("", key):
             return key
         if key.isascii() and not fixed.isascii():
             return key  # "cafe" -> "café" adds an accent the writer never meant to type

@@ -40,7 +40,7 @@ class StyleProfiles:
     def vectors(self, texts: list[str], nlp) -> np.ndarray:
         """Style vectors of whole texts (a query's sentences pooled into one count vector)."""
         pooled = [sum(sentences, Counter()) for sentences in text_rules(texts, nlp)]
-        return self.encoder.encode(self.space.transform(pooled))
+        return self.encoder.encode(self.space.transform(pooled, sparse=True))
 
 
 def saved(folder: Path) -> bool:
@@ -69,7 +69,9 @@ def train_profiles(sentences: dict[str, list[Counter]], kept: list[str],
     rows = [s for uid in kept for s in sentences[uid]]
     labels = [uid for uid in kept for _ in sentences[uid]]
     space = FeatureSpace.fit(rows, min_df=options.min_df)
-    features = space.transform(rows)
+    # Sparse: sentences x rules is mostly zeros and, dense, would not fit at the paper's scale
+    # (a million sentences x 22k rules); the encoder densifies one batch at a time.
+    features = space.transform(rows, sparse=True)
     encoder = train_encoder(features, labels, options.encoder)
     vectors = encoder.encode(features)
     owners = np.array(labels)

@@ -71,6 +71,7 @@ class FeatureSpace:
 
     vocabulary: list[str]
     min_df: int = 2
+
     def __post_init__(self) -> None:
         if self.vocabulary != sorted(set(self.vocabulary)):
             raise ValueError("the vocabulary must be sorted and without repeats")

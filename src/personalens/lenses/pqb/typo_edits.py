@@ -11,12 +11,12 @@ from personalens.population.typo_habits import ADJACENT, KINDS
 
 # A word is a run of letters, exactly as population.typo_habits.apply_typos walks text: its
 # misspellings never change how many runs there are, so typed and corrected texts line up.
-_LETTER_RUN = re.compile(r"[^\W\d_]+")
+LETTER_RUN = re.compile(r"[^\W\d_]+")
 
 
 def word_spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, word) of every run of letters in `text`, in order."""
-    return [(m.start(), m.end(), m.group()) for m in _LETTER_RUN.finditer(text)]
+    return [(m.start(), m.end(), m.group()) for m in LETTER_RUN.finditer(text)]
 
 
 @dataclass(frozen=True)

@@ -118,8 +118,7 @@ def _reused(slot: _Slot, profile: TypoProfile, rng: random.Random) -> InjectedEd
     if same_word:
         seen = rng.choice(same_word)
         return InjectedEdit(slot.word, match_word_case(seen.typed, slot.word),
-                            "+".join(seen.kinds),
-                            "reused")
+                            "+".join(seen.kinds), "reused")
     if not matches:
         return None
     seen = rng.choice(matches)
