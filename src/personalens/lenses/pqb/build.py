@@ -157,29 +157,30 @@ def run_build(options: BuildOptions, progress=None) -> dict:
                     else train_profiles(sentences, kept, options.profile, style))
         context = _Context(options, nlp, StepStore(run), model, corrector, embedder, ledger,
                            profiles)
-        summary = _execute(context, run, ledger, progress)
+        summary = _execute(context, run, progress)
         status = "complete" if summary["complete"] else "incomplete"
     finally:
         run.close(status)
     return summary
 
 
-def _execute(context: _Context, run: RunDirectory, ledger: UsageLedger, progress) -> dict:
+def _execute(context: _Context, run: RunDirectory, progress) -> dict:
     options, source = context.options, context.options.source
-    items = _items(source, sorted(context.profiles.gaussians), options)
+    profiled = sorted(context.profiles.gaussians)
+    items = _items(source, profiled, options)
     results: list[dict] = []
+
+    async def build_one(product: Product, users: list[str]) -> dict:
+        result = await _with_typos(context, await _item(context, product, users))
+        if progress is not None:
+            progress.advance()
+        return result
 
     async def main():
         try:
-            context.typos = await _typo_profiles(context, sorted(context.profiles.gaussians))
+            context.typos = await _typo_profiles(context, profiled)
             if progress is not None:
                 progress.start(total=len(items), completed=0)
-            async def build_one(product: Product, users: list[str]) -> dict:
-                result = await _with_typos(context, await _item(context, product, users))
-                if progress is not None:
-                    progress.advance()
-                return result
-
             # All items at once: the model's concurrency limit bounds the calls in flight, and
             # results keep the items' order whatever order they finish in.
             results.extend(await asyncio.gather(*(build_one(p, u) for p, u in items)))
@@ -193,7 +194,7 @@ def _execute(context: _Context, run: RunDirectory, ledger: UsageLedger, progress
     try:
         asyncio.run(main())
     finally:
-        run.write_manifest(usage=merge_usage(run.previous_usage, ledger.as_dict()))
+        run.write_manifest(usage=merge_usage(run.previous_usage, context.ledger.as_dict()))
     _write_dataset(options.out, source, results)
     write_atomic(options.out / "typo_profiles.json", json.dumps(
         {uid: p.to_json() for uid, p in context.typos.items()}, indent=1, sort_keys=True))
