@@ -15,9 +15,9 @@ import tempfile
 from pathlib import Path
 
 from personalens.lenses.personabench.command import EvalOptions, run_eval
-from personalens.lenses.personabench.release_format import available_noises
 from personalens.lenses.personabench.validation import validate
 from personalens.models import load_model
+from personalens.population.release_reader import available_noises
 
 
 def main() -> None:

@@ -26,7 +26,7 @@ def main() -> None:
 
     from personalens.lenses.personabench.command import EvalOptions, run_eval
     from personalens.lenses.personabench.evaluation import plan
-    from personalens.lenses.personabench.release_format import load_community
+    from personalens.population.release_reader import load_community
     from personalens.retrieval.dense import bundled_minilm_path
 
     community = load_community(DATA, ["0.7"])

@@ -8,7 +8,7 @@ import pytest
 from cli_runner import kill_after_records, personalens, start
 from conftest import EXAMPLE
 from fault_server import FaultServer
-from personalens.lenses.personabench.release_format import load_community
+from personalens.population.release_reader import load_community
 
 FAKE_KEY = "sk-personalens-test-SECRET-4f9a1c"
 

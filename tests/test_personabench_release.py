@@ -7,7 +7,7 @@ import pytest
 
 from conftest import COMMUNITY_0
 from personalens.lenses.personabench.command import EvalOptions, run_eval
-from personalens.lenses.personabench.release_format import load_community
+from personalens.population.release_reader import load_community
 
 PEOPLE = {"Jennifer Moran": 42, "David Hess": 37, "Nicholas Torres": 37}  # scored questions
 

@@ -4,9 +4,9 @@ import asyncio
 import json
 
 from personalens.lenses.personabench.command import EvalOptions, run_eval
-from personalens.lenses.personabench.release_format import load_community
 from personalens.lenses.personabench.validation import validate
 from personalens.population.generate import GenerateOptions, run_generate
+from personalens.population.release_reader import load_community
 
 
 def _options(out, **overrides):

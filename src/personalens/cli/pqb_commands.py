@@ -77,14 +77,14 @@ def export_beir_command(
                                               )] = None,
 ) -> None:
     """Write the queries and corpus in BEIR format for external retrievers."""
-    from personalens.lenses.pqb.beir_export import export_beir
-    from personalens.lenses.pqb.release_format import load_corpus, load_queries
+    from personalens.lenses.pqb.release_format import beir_queries, load_corpus, load_queries
+    from personalens.retrieval.beir_export import export_beir
 
     _dataset(data, queries, meta)
     if data is not None:
         options = PqbOptions.from_data(data, retriever="", out=out)
         queries, meta = options.queries, options.meta
-    counts = export_beir(load_queries(queries), load_corpus(meta), out)
+    counts = export_beir(beir_queries(load_queries(queries)), load_corpus(meta), out)
     typer.echo(f"{counts['documents']} documents, {counts['queries']} queries, "
                f"{counts['qrels']} qrels -> {out}")
 

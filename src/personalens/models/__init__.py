@@ -6,7 +6,7 @@ from personalens.models.failures import ModelCallFailed, PermanentModelError, Tr
 from personalens.models.retry import RetryPolicy
 from personalens.models.spec import DEFAULT_MODEL, SPEC_HELP, load_model, validate_spec
 from personalens.models.structured import complete_structured
-from personalens.models.usage import UsageLedger, merge_usage
+from personalens.runs.usage import UsageLedger, merge_usage
 
 __all__ = [
     "DEFAULT_MODEL", "SPEC_HELP", "ChatModel", "Completion", "Message", "ModelCallFailed",

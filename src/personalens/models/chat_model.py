@@ -13,7 +13,7 @@ from personalens.models.concurrency import limiter_for
 from personalens.models.failures import ModelCallFailed, PermanentModelError, TransientModelError
 from personalens.models.response_cache import ResponseCache, cache_key
 from personalens.models.retry import RetryPolicy
-from personalens.models.usage import UsageLedger
+from personalens.runs.usage import UsageLedger
 
 
 class ChatModel:

@@ -1,5 +1,7 @@
 """How a model call fails: transient faults are retried, the rest end as recorded failures."""
 
+from personalens.runs.failures import RecordedFailure
+
 
 class TransientModelError(Exception):
     """A fault worth retrying (429, 5xx, timeout, dropped connection, malformed body)."""
@@ -18,10 +20,10 @@ class PermanentModelError(Exception):
         super().__init__(message)
 
 
-class ModelCallFailed(Exception):
+class ModelCallFailed(RecordedFailure):
     """A call that failed for good: its kind and message go into the item's failure record."""
 
     def __init__(self, kind: str, message: str, attempts: int):
+        super().__init__(kind, f"{kind} after {attempts} attempt(s): {message}", attempts)
         self.kind = kind
         self.attempts = attempts
-        super().__init__(f"{kind} after {attempts} attempt(s): {message}")

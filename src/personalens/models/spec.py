@@ -11,8 +11,8 @@ from personalens.models.providers.openai_compatible import OpenAICompatibleProvi
 from personalens.models.providers.scripted import ScriptedProvider, load_rules
 from personalens.models.response_cache import ResponseCache
 from personalens.models.retry import RetryPolicy
-from personalens.models.usage import UsageLedger
 from personalens.paths import cache_dir
+from personalens.runs.usage import UsageLedger
 
 DEFAULT_MODEL = "local/smollm2-135m"
 SPEC_HELP = ("openai/<name> (with --base-url for any OpenAI-compatible server), "

@@ -23,8 +23,8 @@ from personalens.population.profile_stage import (
 )
 from personalens.population.session_writer import session_text, write_session
 from personalens.population.social_graph import FAMILY, Relation, build_graph, to_release_json
-from personalens.population.step_store import StepStore
 from personalens.population.writing_habits import draw_habits, type_written
+from personalens.runs.step_store import StepStore
 
 
 @dataclass(frozen=True)

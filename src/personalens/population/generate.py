@@ -13,8 +13,8 @@ from personalens.population.generation_report import build_report
 from personalens.population.news import read_news
 from personalens.population.personas import read_personas
 from personalens.population.profile_schema import load_schema
-from personalens.population.step_store import StepFailed, StepStore
 from personalens.runs import RunDirectory, package_versions
+from personalens.runs.step_store import StepFailed, StepStore
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import pydantic
 from personalens.models import ChatModel, complete_structured
 from personalens.population.personas import Seed
 from personalens.population.social_graph import RELATIONS, Relation
-from personalens.population.step_store import StepStore
+from personalens.runs.step_store import StepStore
 
 Rel = Literal["parent", "child", "sibling", "partner", "coworker", "friend"]
 SYSTEM = ("You design realistic, diverse fictional people for a synthetic dataset. "

@@ -15,7 +15,7 @@ from personalens.population.graph_stage import SYSTEM
 from personalens.population.personas import Seed
 from personalens.population.profile_schema import MAX_LIST_ENTRIES, AttributeSpec, ProfileSchema
 from personalens.population.social_graph import neighbours
-from personalens.population.step_store import StepStore
+from personalens.runs.step_store import StepStore
 
 CHUNK = 4  # attributes per request: small enough for small models to keep the schema in view
 Text = pydantic.constr(strip_whitespace=True, min_length=1, max_length=60)

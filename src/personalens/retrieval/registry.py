@@ -9,7 +9,6 @@ from collections.abc import Callable
 
 from personalens.errors import InputError
 from personalens.models.spec import DEFAULT_MODEL, load_model
-from personalens.models.usage import UsageLedger
 from personalens.retrieval.bm25 import BM25Retriever
 from personalens.retrieval.dense import DenseRetriever
 from personalens.retrieval.hybrid import DEFAULT_HYBRID, HybridRetriever, parse_components
@@ -22,6 +21,7 @@ from personalens.retrieval.rerank import (
     RerankRetriever,
 )
 from personalens.retrieval.sparse import SPLADE, SparseRetriever
+from personalens.runs.usage import UsageLedger
 
 RETRIEVER_HELP = (
     "bm25; minilm (bundled all-MiniLM-L6-v2) or any sentence-transformers model name or local "

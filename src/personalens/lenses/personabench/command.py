@@ -8,9 +8,9 @@ from pathlib import Path
 from personalens.errors import InputError
 from personalens.lenses.personabench.analysis import summarise
 from personalens.lenses.personabench.evaluation import GT_CONTEXT, Evaluation, plan
-from personalens.lenses.personabench.release_format import load_communities
 from personalens.lenses.personabench.report_page import build_report
 from personalens.models import RetryPolicy, UsageLedger, load_model, merge_usage, validate_spec
+from personalens.population.release_reader import load_communities
 from personalens.retrieval import DenseRetriever, get_retriever
 from personalens.retrieval.dense import BUNDLED_MINILM
 from personalens.runs import RunDirectory, fingerprint, package_versions

@@ -5,7 +5,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from personalens.lenses.personabench.answering import answer
-from personalens.lenses.personabench.release_format import Community, Question, Session
 from personalens.lenses.personabench.scoring import (
     category,
     outdated_recall,
@@ -13,6 +12,7 @@ from personalens.lenses.personabench.scoring import (
     score_retrieval,
 )
 from personalens.models import ChatModel, ModelCallFailed
+from personalens.population.release_reader import Community, Question, Session
 from personalens.retrieval import Document, Retriever
 from personalens.runs import RunDirectory
 

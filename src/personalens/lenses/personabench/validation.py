@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pydantic
 
-from personalens.lenses.personabench.release_format import (
+from personalens.models import ChatModel, complete_structured
+from personalens.population.release_reader import (
     Community,
     available_noises,
     find_communities,
     load_community,
 )
-from personalens.models import ChatModel, complete_structured
 from personalens.population.reveal_check import leaks, reveals
 from personalens.population.social_graph import INVERSE, check_graph, from_release_json
 

@@ -4,7 +4,7 @@ Stages: (1) a syntactic profile per user (style_profiles); (2) a typo profile pe
 their corrected texts; (3) per item, five core terms, candidate queries that keep them, the
 coherent set (pairwise cosine >= 0.9), the pair of users chosen by PQB's gates, and each chosen
 query typed with its user's typos and, as a baseline, with random typos. Every model-derived
-value is a record (population.step_store), so a killed build resumes where it stopped.
+value is a record (runs.step_store), so a killed build resumes where it stopped.
 
 The folder it writes is both a run directory (manifest, records.jsonl, metrics.json,
 report.html) and a dataset: queries.json (the release format plus `random_typo_query`) and
@@ -47,9 +47,9 @@ from personalens.lenses.pqb.typo_injection import inject_random, inject_typos, p
 from personalens.lenses.pqb.typo_profile import TypoProfile, learn_profile
 from personalens.models import DEFAULT_MODEL, RetryPolicy, UsageLedger, load_model, merge_usage
 from personalens.models.spec import validate_spec
-from personalens.population.step_store import StepFailed, StepStore
 from personalens.retrieval import DenseRetriever
 from personalens.runs import RunDirectory, package_versions, write_atomic
+from personalens.runs.step_store import StepFailed, StepStore
 
 CANDIDATE_SOURCES = ("model", "templates")
 
@@ -239,7 +239,7 @@ async def _item(context: _Context, product: Product, users: list[str]) -> dict:
     try:
         return await context.store.get(f"item/{product.parent_asin}", compute)
     except StepFailed as exc:
-        return {"asin": product.parent_asin, "status": "failed", "error": str(exc.cause)}
+        return {"asin": product.parent_asin, "status": "failed", "error": str(exc)}
 
 
 async def _candidates(context: _Context, terms: list[str]) -> list[str]:

@@ -20,12 +20,12 @@ import pydantic
 
 from personalens.errors import InputError
 from personalens.input_files import expect_dict, expect_list, read_json, validation_message
-from personalens.lenses.personabench.release_format import (
+from personalens.lenses.pqb.build_source import BuildSource, Product, product_from_meta
+from personalens.population.release_reader import (
     available_noises,
     find_communities,
     load_community,
 )
-from personalens.lenses.pqb.build_source import BuildSource, Product, product_from_meta
 from personalens.population.release_writer import parse_release_time
 from personalens.population.writing_habits import own_turns
 

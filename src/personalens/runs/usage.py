@@ -1,9 +1,15 @@
-"""Token usage, retries and failures per model role, for the run manifest."""
+"""Token usage, retries and failures per model role, and what they cost, for the manifest."""
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from personalens.models.completion import Usage
+
+class Usage(Protocol):
+    """What a model call reports: the models layer's `Usage` has these fields."""
+
+    prompt_tokens: int
+    completion_tokens: int
 
 
 @dataclass
@@ -65,3 +71,12 @@ class UsageLedger:
 
     def as_dict(self) -> dict:
         return {role: entry.as_dict() for role, entry in sorted(self.roles.items())}
+
+
+def estimated_cost(usage: dict, prices: dict[str, tuple[float, float]]) -> float:
+    """USD for `usage` (by role) at `prices` (role -> USD per million tokens in, out)."""
+    total = 0.0
+    for role, counts in usage.items():
+        per_in, per_out = prices.get(role, (0.0, 0.0))
+        total += counts["prompt_tokens"] * per_in + counts["completion_tokens"] * per_out
+    return total / 1e6

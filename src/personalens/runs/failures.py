@@ -1,0 +1,32 @@
+"""The one shape of a failure, everywhere: `{kind, message, attempts}`.
+
+Whatever fails for good (a model call after its retries, a step, an item) is recorded in this
+shape, counted and reported; it is never scored as zero and never dropped.
+"""
+
+import pydantic
+
+
+class Failure(pydantic.BaseModel):
+    kind: str
+    message: str
+    attempts: int = 1
+
+
+class RecordedFailure(Exception):
+    """An error the harness records as a failed item (or step) instead of crashing the run.
+
+    The models layer's `ModelCallFailed` is one; a lens raises one for its own failures.
+    `data` is what the item did produce (e.g. retrieval scores when only answering failed); it
+    is kept in the failure record.
+    """
+
+    def __init__(self, kind: str, message: str, attempts: int = 1, data: dict | None = None):
+        self.failure = Failure(kind=kind, message=message, attempts=attempts)
+        self.data = data or {}
+        super().__init__(message)
+
+    def with_data(self, data: dict) -> "RecordedFailure":
+        """The same failure, carrying what the item produced before it failed."""
+        failure = self.failure
+        return RecordedFailure(failure.kind, failure.message, failure.attempts, data)

@@ -1,0 +1,56 @@
+"""Multi-step work inside a run: every step's value is a record keyed by the step.
+
+A rerun replays finished steps from records.jsonl instead of recomputing them, so a killed run
+continues where it stopped and produces the same data. Failed steps are recorded in the one
+failure shape and retried by the next run.
+"""
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from personalens.runs.failures import RecordedFailure
+from personalens.runs.run_directory import RunDirectory
+
+
+class StepFailed(RecordedFailure):
+    """A step that failed for good; the item that needed it fails with the same failure."""
+
+    def __init__(self, key: str, cause: RecordedFailure):
+        failure = cause.failure
+        super().__init__(failure.kind, f"{key}: {failure.message}", failure.attempts)
+        self.key = key
+
+
+class StepStore:
+    """The records of a run: finished ones replayed, failed ones dropped so they are retried."""
+
+    def __init__(self, run: RunDirectory, on_step: Callable[[], None] = lambda: None):
+        self.run = run
+        self.on_step = on_step
+        self.done = run.successful_records()
+        self.failures: list[dict] = []
+
+    def append(self, record: dict) -> None:
+        """Record one item or step (status "ok" or "failed", with its error)."""
+        self.run.append(record)
+        if record["status"] == "ok":
+            self.done[record["key"]] = record
+        else:
+            self.failures.append(record)
+
+    async def get(self, key: str, compute: Callable[[], Awaitable[Any]]) -> Any:
+        """The step's value: replayed if recorded, else computed, recorded and returned."""
+        if key in self.done:
+            return self.done[key]["value"]
+        try:
+            value = await compute()
+        except RecordedFailure as exc:
+            self.append({"key": key, "status": "failed", "error": exc.failure.model_dump()})
+            raise StepFailed(key, exc) from exc
+        # Hand back exactly what a replay would read (keys sorted as the record stores them), so
+        # a resumed run writes byte-identical files.
+        value = json.loads(json.dumps(value, sort_keys=True))
+        self.append({"key": key, "status": "ok", "value": value})
+        self.on_step()
+        return value
