@@ -2,22 +2,39 @@
 
     python bench/population_quality.py runs/demo/population [--judge SPEC]
 
-Prints one table per community: sessions and utterances per noise level, how many personal
-sessions revealed their item in the model's own words (vs. the fallback line), how many noise
-sessions leaked a queried item (lexical, or by a judge), and BM25 / MiniLM retrieval recall per
-noise level.
+Prints, per community (from the generate run's metrics.json): sessions and utterances per noise
+level, how many personal sessions revealed their item in the model's own words (vs. the
+fallback line), how many noise sessions were replaced after leaking a queried item, and how
+many sessions code wrote because the model failed. Then the output of
+`personalens personabench validate` (lexical, or with --judge), and the overall BM25 / MiniLM
+recall@5 per noise level from `personalens personabench eval --no-answer`.
 """
 
 import argparse
-import asyncio
 import json
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
-from personalens.lenses.personabench.command import EvalOptions, run_eval
-from personalens.lenses.personabench.validation import validate
-from personalens.models import load_model
-from personalens.population.release_reader import available_noises
+EXE = str(Path(sys.executable).with_name("personalens"))
+
+
+def generation_stats(run: Path) -> None:
+    for name, c in json.loads((run / "metrics.json").read_text())["communities"].items():
+        levels = c["levels"]
+        print(f"## {name}\n| quantity | value |\n|---|---|")
+        print("| sessions (noise " + " / ".join(levels) + ") | "
+              + " / ".join(str(v["sessions"]) for v in levels.values()) + " |")
+        print("| utterances (noise " + " / ".join(levels) + ") | "
+              + " / ".join(str(v["utterances"]) for v in levels.values()) + " |")
+        n, model = c["personal_sessions"], c["revealed_by_model"]
+        print(f"| personal sessions that revealed their item in the model's own words | "
+              f"{model} of {n} ({model / max(n, 1):.0%}); {c['revealed_by_fallback']} by the "
+              "fallback line |")
+        print(f"| noise sessions replaced after leaking a queried item | "
+              f"{c['noise_replaced_for_leaks']} of {c['noise_sessions']} |")
+        print(f"| sessions written by code because the model failed | {c['written_by_code']} |")
 
 
 def main() -> None:
@@ -25,33 +42,28 @@ def main() -> None:
     parser.add_argument("generated", type=Path, help="output directory of `personalens generate`")
     parser.add_argument("--judge", help="judge model spec for semantic leak checks")
     args = parser.parse_args()
+    generation_stats(args.generated)
     data = args.generated / "synthetic_data"
-    for truth in sorted((args.generated / "ground_truth").iterdir()):
-        sessions = json.loads((truth / "sessions.json").read_text())
-        personal = [s for s in sessions if not s["noise"]]
-        by_model = sum(s["revealed_by"] == "model" for s in personal)
-        replaced = sum(s["replaced_leak"] for s in sessions if s["noise"])
-        print(f"## {truth.name}")
-        print(f"personal sessions: {len(personal)}; item revealed in the model's own words: "
-              f"{by_model} ({by_model / max(len(personal), 1):.0%}), by the fallback line: "
-              f"{len(personal) - by_model}; noise sessions replaced after leaking: {replaced}")
-    judge = load_model(args.judge, role="judge") if args.judge else None
-    report = asyncio.run(validate(data, judge))
-    leaks = sum("noise session" in e for e in report.errors)
-    print(f"validator ({'judge ' + args.judge if judge else 'lexical'}): "
-          f"{len(report.errors)} error(s), of which noise-session leaks: {leaks}")
-    community = next(iter(sorted(p for p in data.iterdir() if p.is_dir())))
-    noises = available_noises(community)
+    judge = ["--judge", args.judge] if args.judge else []
+    check = subprocess.run([EXE, "personabench", "validate", str(data), *judge],
+                           capture_output=True, text=True)
+    print(f"\nvalidator ({'judge ' + args.judge if judge else 'lexical'}):\n"
+          + check.stdout + check.stderr)
+    community = next(p for p in sorted(data.iterdir()) if p.is_dir())
+    noises = sorted(p.name.removeprefix("noise_")
+                    for p in (community / "private_data").glob("noise_*"))
     with tempfile.TemporaryDirectory() as scratch:
-        metrics = run_eval(EvalOptions(data=data, out=Path(scratch) / "run", noises=noises,
-                                       retrievers=["bm25", "minilm"], k=5, model=None)).metrics
-    print("\n| retriever | " + " | ".join(f"noise {n}" for n in noises) + " |")
+        subprocess.run([EXE, "personabench", "eval", "--data", str(data), "--noise",
+                        ",".join(noises), "--retriever", "bm25,minilm", "--k", "5",
+                        "--no-answer", "--out", f"{scratch}/run"],
+                       check=True, stdout=subprocess.DEVNULL)
+        metrics = json.loads(Path(f"{scratch}/run/metrics.json").read_text())
+    print("| retriever | " + " | ".join(f"recall @ noise {n}" for n in noises) + " |")
     print("|---|" + "---|" * len(noises))
     for retriever in ("bm25", "minilm"):
         recalls = {c["noise"]: c["retrieval"]["overall"]["recall"]
                    for c in metrics["conditions"] if c["retriever"] == retriever}
         print(f"| {retriever} | " + " | ".join(f"{recalls[float(n)]:.3f}" for n in noises) + " |")
-    print("\n" + "\n".join(report.summary))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ items are the 15-item meta fixture, the candidates are the eight template frames
 are the paper's: chi2(16) 95% region 26.30 and margin 1 (then margin 0, the released code's).
 
 Prints, from one run: the profiled writers, the share of (candidate, writer) pairs inside the
-writer's region, and how many items get a pair under each gate setting.
+writer's region, how many items get a pair under each gate setting, and each build's time.
 
     python bench/pqb_default_gates.py
 """
@@ -15,6 +15,7 @@ writer's region, and how many items get a pair under each gate setting.
 import json
 import sys
 import tempfile
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -54,7 +55,7 @@ def build(out: Path, margin: float) -> dict:
     return run_build(BuildOptions(
         out=out, source=source, candidates="templates", pair_users="all",
         profile=ProfileOptions(min_sentences=30),
-        selection=SelectionOptions(region=CHI2_95_16, margin=margin)))
+        selection=SelectionOptions(region=CHI2_95_16, margin=margin))).metrics.to_json()
 
 
 def inside_share(out: Path) -> tuple[float, int]:
@@ -72,13 +73,15 @@ def main() -> None:
         sys.exit(f"needs the PersonaBench anchor at {ANCHOR}")
     with tempfile.TemporaryDirectory() as tmp:
         for margin in (1.0, 0.0):
+            started = time.perf_counter()
             summary = build(Path(tmp) / f"m{margin}", margin)
+            seconds = time.perf_counter() - started
             share, n = inside_share(Path(tmp) / f"m{margin}")
             print(f"margin {margin}: {summary['profiled_users']} of {summary['users']} writers "
                   f"profiled (sentences {sorted(summary['sentences'].values())}); "
                   f"{share:.1%} of {n} (candidate, writer) pairs inside the writer's region; "
                   f"{summary['items_by_status']} of {summary['items']} items; "
-                  f"{summary['queries']} queries")
+                  f"{summary['queries']} queries; build {seconds:.0f} s")
 
 
 if __name__ == "__main__":

@@ -6,8 +6,11 @@ Six synthetic users type clean English (the user-written PersonaBench anchor utt
 bundled example community when the anchor is absent) with known per-kind typo rates
 (population.typo_habits.apply_typos). The DictionaryCorrector corrects their text and
 learn_profile learns their profile. Printed: truth, realised (what the generator actually did,
-learnt against the clean text) and learnt rate per kind; mean absolute errors overall and per
-kind; the corrector's word-level precision and recall on typos, per kind; corrector timings.
+learnt against the clean text) and learnt rate per kind; each user's learnt total against the
+realised one; mean absolute errors overall and per kind; learnt / true rate per kind over all
+users, and the learnt rates of kinds a user never makes; whether the aligner names every
+generated edit as its kind; the corrector's word-level precision and recall on typos, per
+kind; corrector timings, and the words whose uncached lookup took over 0.1 s.
 """
 
 import argparse
@@ -22,6 +25,7 @@ from personalens.lenses.pqb.spacy_pipeline import load_pipeline
 from personalens.lenses.pqb.spelling_correction import DictionaryCorrector
 from personalens.lenses.pqb.typo_edits import align, word_spans
 from personalens.lenses.pqb.typo_profile import TypoProfile, learn_profile
+from personalens.population import typo_habits
 from personalens.population.typo_habits import KINDS, apply_typos
 
 REPO = Path(__file__).resolve().parents[1]
@@ -82,7 +86,21 @@ def rate_table(name: str, truth: dict, realised: TypoProfile, learnt: TypoProfil
     rows = [f"| {name} | {k} | {truth.get(k, 0):.4f} | {realised.rates[k]:.4f} | "
             f"{learnt.rates[k]:.4f} |" for k in KINDS]
     totals = [sum(truth.values()), sum(realised.rates.values()), sum(learnt.rates.values())]
-    return [*rows, f"| {name} | **all kinds** | " + " | ".join(f"{t:.4f}" for t in totals) + " |"]
+    return [*rows, f"| {name} | **all kinds** | " + " | ".join(f"{t:.4f}" for t in totals)
+            + f" (learnt {totals[2] / totals[1] - 1:+.0%} vs realised) |"]
+
+
+GENERATED: list[tuple[str, str, str]] = []  # (word, kind, typed) for every generated edit
+
+
+def _recording_misspell(word: str, kind: str, rng, _misspell=typo_habits.misspell) -> str:
+    typed = _misspell(word, kind, rng)
+    if typed != word:
+        GENERATED.append((word, kind, typed))
+    return typed
+
+
+typo_habits.misspell = _recording_misspell  # apply_typos looks it up at call time
 
 
 def mean(values: list[float]) -> float:
@@ -95,6 +113,7 @@ async def run(words_per_user: int, seed: int, distance: int) -> None:
     nlp = load_pipeline()
     corrector = DictionaryCorrector(distance=distance)
     rows, errors, scores = [], {"truth": [], "realised": []}, {}
+    ratios, spurious = Counter(), []
     timings = Counter()
     for i, (name, rates) in enumerate(USERS.items()):
         clean = texts[i % len(texts)]
@@ -108,30 +127,51 @@ async def run(words_per_user: int, seed: int, distance: int) -> None:
         rows += rate_table(name, rates, realised, learnt)
         errors["truth"].append({k: abs(learnt.rates[k] - rates.get(k, 0)) for k in KINDS})
         errors["realised"].append({k: abs(learnt.rates[k] - realised.rates[k]) for k in KINDS})
+        for k in KINDS:
+            ratios[k, "truth"] += rates.get(k, 0)
+            ratios[k, "learnt"] += learnt.rates[k]
+        spurious += [learnt.rates[k] for k in KINDS if k not in rates]
         for kind, tally in corrector_scores(clean, typed, fixed).items():
             scores.setdefault(kind, Counter()).update(tally)
         timings["words"] += sum(len(word_spans(t)) for t in typed)
         timings["eligible"] += realised.eligible_words
-    timings["uncached"] = await time_uncached(texts, seed, distance)
+    generated = len(GENERATED)
+    named = sum([e.kind for e in align(w, t)] == [k] for w, k, t in GENERATED)
+    timings["uncached"], slow = await time_uncached(texts, seed, distance)
     report(source, rows, errors, scores, timings)
+    print("\nlearnt / true rate, summed over users: " + ", ".join(
+        f"{k} {ratios[k, 'learnt'] / ratios[k, 'truth']:.2f}" for k in KINDS))
+    print(f"learnt rates of kinds a user never makes: {min(spurious):.4f} to {max(spurious):.4f} "
+          f"({len(spurious)} user-kind cells)")
+    print(f"aligner: {named} of {generated} generated edits named as their own kind")
+    print(f"uncached lookups over 0.1 s: {len(slow)} words, {min(slow, default=0):.2f} to "
+          f"{max(slow, default=0):.2f} s each, {sum(slow):.2f} s in all")
 
 
 class _Uncached(DictionaryCorrector):
-    """The same corrector with its per-word cache emptied before every word."""
+    """The same corrector with its per-word cache emptied before every word; slow words timed."""
+
+    slow: list[float]
 
     def correct_word(self, word: str) -> str:
         self._cache.clear()
-        return super().correct_word(word)
+        started = time.perf_counter()
+        fixed = super().correct_word(word)
+        if (elapsed := time.perf_counter() - started) > 0.1:
+            self.slow.append(elapsed)
+        return fixed
 
 
-async def time_uncached(texts: list[list[str]], seed: int, distance: int) -> float:
+async def time_uncached(texts: list[list[str]], seed: int, distance: int
+                        ) -> tuple[float, list[float]]:
     """The same correction work as the run, without the per-word cache."""
     corrector = _Uncached(distance=distance)
+    corrector.slow = []
     started = time.perf_counter()
     for i, rates in enumerate(USERS.values()):
         rng = random.Random(seed * 100 + i)
         await corrector.correct([apply_typos(t, rates, rng) for t in texts[i % len(texts)]])
-    return time.perf_counter() - started
+    return time.perf_counter() - started, corrector.slow
 
 
 def report(source: Path, rows: list[str], errors: dict, scores: dict, timings: Counter) -> None:
@@ -153,7 +193,8 @@ def report(source: Path, rows: list[str], errors: dict, scores: dict, timings: C
     print(f"\ncorrector: precision {fixed / changed:.3f} ({fixed} of {changed} changed words "
           f"restored), recall {fixed / words:.3f} ({fixed} of {words} typos restored), "
           f"detection {detected / words:.3f}; false alarms on correct words "
-          f"{scores['none']['changed']} of {scores['none']['words']}")
+          f"{scores['none']['changed']} of {scores['none']['words']} "
+          f"({scores['none']['changed'] / scores['none']['words']:.2%})")
     print("\n| kind | typos | detected | restored |\n|---|---|---|---|")
     for kind in [*KINDS, "multiple"]:
         if kind in typos:

@@ -31,7 +31,7 @@ def double(monkeypatch):
     Set holder["fail_when"] to make prompts containing that text fail; holder["model"] is the
     model of the latest run.
     """
-    import personalens.population.generate as generate_module
+    import personalens.models.settings as settings_module
     from schema_double import schema_model
 
     holder = {}
@@ -42,5 +42,5 @@ def double(monkeypatch):
         holder["model"] = model
         return model
 
-    monkeypatch.setattr(generate_module, "load_model", fake_load_model)
+    monkeypatch.setattr(settings_module, "load_model", fake_load_model)
     return holder

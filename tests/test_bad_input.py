@@ -267,3 +267,20 @@ def test_resuming_over_changed_data_is_refused(tmp_path):
                lambda v: v[0]["Eval_Info"]["qa"][0].__setitem__("answer", "32"))
     result = personalens(*args)
     assert result.returncode == 2 and "different configuration" in result.stderr
+
+
+def test_a_noise_level_with_nobodys_documents_is_bad_input(tmp_path):
+    """private_data/noise_0.5 holds nobody's documents: nothing to score, so nothing is run."""
+    community = _copy(tmp_path)
+    level = community / "private_data" / "noise_0.5"
+    for person in [p for p in level.iterdir() if p.is_dir()]:
+        shutil.rmtree(person)
+    for name in ("conversation", "user_ai_interaction", "purchase_history"):
+        (level / f"{name}_data_all.json").write_text("[]")
+    out = tmp_path / "run"
+    result = personalens("personabench", "eval", "--data", community, "--no-answer",
+                         "--retriever", "bm25", "--noise", "0.5", "--out", out)
+    assert result.returncode == 2, result.stderr
+    assert "nothing to evaluate: no person at noise 0.5 has both questions and documents" in \
+        result.stderr and result.stderr.count("\n") == 1
+    assert not out.exists()

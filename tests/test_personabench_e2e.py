@@ -3,6 +3,7 @@
 import json
 import signal
 
+import numpy as np
 import pytest
 
 from cli_runner import kill_after_records, personalens, start
@@ -52,7 +53,20 @@ def test_eval_against_a_real_http_server(tmp_path):
         assert overall["precision"] == overall["recall"] == overall["f1"] == pytest.approx(25 / 27)
         # The predictions are the current values. "films" of "horror films" is also in the
         # current "animated films", so it is not a stale word: nothing outdated is repeated.
-        assert condition["info_updating"] == {"outdated_recall": 0.0, "n": 3, "score": 1.0}
+        assert condition["info_updating"] == {
+            "outdated_recall": 0.0, "n": 3, "score": 1.0,
+            # Every question scores the same, so every resample does too.
+            "ci_low": {"outdated_recall": 0.0, "score": 1.0},
+            "ci_high": {"outdated_recall": 0.0, "score": 1.0}}
+        # F1 is 1 on 25 of the 27 questions and 0 on 2: the 95 % percentile bootstrap over
+        # questions (1000 resamples, seed 0), recomputed here from the records.
+        f1 = np.array([r["end_to_end"]["f1"] for r in _records(out)
+                       if r["noise"] == f"{condition['noise']:.1f}"])
+        means = f1[np.random.default_rng(0).integers(0, 27, (1000, 27))].mean(axis=1)
+        assert overall["ci_low"]["f1"] == pytest.approx(np.quantile(means, 0.025))
+        assert overall["ci_high"]["f1"] == pytest.approx(np.quantile(means, 0.975))
+        assert overall["ci_low"]["f1"] < 25 / 27 < overall["ci_high"]["f1"]
+        assert overall["ci_low"]["recall"] == overall["ci_low"]["f1"]  # P = R = F1 per question
     assert metrics["noise_robustness"] == {"bm25": 1.0}
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["usage"]["target"]["requests"] == 54

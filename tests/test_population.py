@@ -5,19 +5,21 @@ import json
 
 from personalens.lenses.personabench.command import EvalOptions, run_eval
 from personalens.lenses.personabench.validation import validate
+from personalens.models import ModelSettings
 from personalens.population.generate import GenerateOptions, run_generate
 from personalens.population.release_reader import load_community
 
 
-def _options(out, **overrides):
-    base = dict(people=4, communities=1, model="scripted", out=out, seed=3,
-                noises=["0.0", "0.5"], attributes_per_person=4, use_cache=False)
+def _options(out, max_attempts=6, **overrides):
+    model = ModelSettings(spec="scripted", use_cache=False, max_attempts=max_attempts)
+    base = dict(people=4, communities=1, model=model, out=out, seed=3,
+                noises=["0.0", "0.5"], attributes_per_person=4)
     return GenerateOptions(**{**base, **overrides})
 
 
 def test_generated_data_is_valid_and_evaluates_unchanged(tmp_path, double):
-    summary = run_generate(_options(tmp_path / "gen"))
-    assert summary["complete"], summary["failures"]
+    outcome = run_generate(_options(tmp_path / "gen"))
+    assert outcome.complete, outcome.metrics.failures
     data = tmp_path / "gen" / "synthetic_data"
     report = asyncio.run(validate(data))
     assert report.errors == []
@@ -30,7 +32,7 @@ def test_generated_data_is_valid_and_evaluates_unchanged(tmp_path, double):
         assert len(at_half) == 2 * len(personal)
         assert {s.text for s in personal} <= {s.text for s in at_half}
     metrics = run_eval(EvalOptions(data=data, out=tmp_path / "eval", noises=["0.0", "0.5"],
-                                   retrievers=["bm25"], k=5, model=None)).metrics
+                                   retrievers=["bm25"], k=5, model=None)).metrics.to_json()
     assert metrics["complete"] and metrics["n_planned"] > 0
     types = {q.type for qs in community.questions.values() for q in qs}
     assert types <= {"Basic information", "Preference", "Social"} and "Social" in types
@@ -63,12 +65,12 @@ def test_rerun_replays_every_step_without_calling_the_model(tmp_path, double):
 
 def test_a_failing_step_is_recorded_and_retried_on_rerun(tmp_path, double):
     double["fail_when"] = "Complete the profile"
-    summary = run_generate(_options(tmp_path / "gen", max_attempts=1))
-    assert not summary["complete"]
-    assert summary["failures"][0]["error"]["kind"] == "invalid_structured_output"
-    assert "failed" in summary["communities"]["community_0"]
+    outcome = run_generate(_options(tmp_path / "gen", max_attempts=1))
+    assert not outcome.complete and not outcome.metrics.complete
+    assert outcome.metrics.failures[0].kind == "invalid_structured_output"
+    assert "failed" in outcome.metrics.communities["community_0"]
     double["fail_when"] = None
-    assert run_generate(_options(tmp_path / "gen"))["complete"]
+    assert run_generate(_options(tmp_path / "gen")).complete
 
 
 def test_information_updates_put_the_old_value_first(tmp_path, double):
@@ -105,17 +107,16 @@ def test_fallback_line_reveals_what_the_model_left_out(tmp_path, double, monkeyp
         return original(self, messages, params)
 
     monkeypatch.setattr(SchemaDouble, "__call__", hide)
-    summary = run_generate(_options(tmp_path / "gen"))
-    stats = summary["communities"]["community_0"]
+    stats = run_generate(_options(tmp_path / "gen")).metrics.communities["community_0"]
     assert stats["revealed_by_fallback"] == stats["personal_sessions"] > 0
     assert asyncio.run(validate(tmp_path / "gen" / "synthetic_data")).errors == []
 
 
 def test_sessions_the_model_cannot_write_are_written_by_code_and_counted(tmp_path, double):
     double["fail_when"] = "Write a chat between"
-    summary = run_generate(_options(tmp_path / "gen"))
-    stats = summary["communities"]["community_0"]
-    assert summary["complete"] and stats["written_by_code"] > 0
+    outcome = run_generate(_options(tmp_path / "gen"))
+    stats = outcome.metrics.communities["community_0"]
+    assert outcome.complete and stats["written_by_code"] > 0
     assert asyncio.run(validate(tmp_path / "gen" / "synthetic_data")).errors == []
     sessions = json.loads((tmp_path / "gen/ground_truth/community_0/sessions.json").read_text())
     assert sum(bool(s["model_failed"]) for s in sessions) == stats["written_by_code"]

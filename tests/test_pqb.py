@@ -8,6 +8,7 @@ import pytest
 
 from cli_runner import personalens
 from conftest import SHARED
+from fault_server import FaultServer
 from personalens.retrieval.metrics import flip_rate, flips
 from personalens.stats import bootstrap_ci
 
@@ -141,7 +142,12 @@ def test_queries_whose_llm_rerank_fails_are_recorded_and_retried(tmp_path):
     failed = {f["key"].split("/")[0] for f in metrics["failures"]}
     assert failed == {"B00006HOLL"} and len(metrics["failures"]) == 1
     assert metrics["n_queries"] == 9 - len(metrics["failures"])
-    assert "Failed query records" in (tmp_path / "run/report.html").read_text()
+    # One failure shape everywhere: {key, kind, message, attempts}, listed in the report too.
+    failure = metrics["failures"][0]
+    assert failure["kind"] == "rerank_failed" and failure["message"].startswith("rerank failed")
+    assert failure["attempts"] >= 1
+    report = (tmp_path / "run/report.html").read_text()
+    assert "Failures" in report and failure["key"] in report
     write_rules(broken=False)
     second = personalens(*args)
     assert second.returncode == 0, second.stderr
@@ -172,3 +178,19 @@ def test_an_empty_typo_query_is_bad_input(tmp_path):
                          tmp_path / "run")
     assert result.returncode == 2 and "typo_query" in result.stderr
     assert result.stderr.count("\n") == 1 and not (tmp_path / "run").exists()
+
+
+def test_the_llm_reranker_reaches_a_local_server_through_the_endpoint_options(tmp_path):
+    """`--retriever rerank-llm:openai/<name>` with `--base-url`: every listwise request goes to
+    that server (as to a local vLLM), and its usage is the reranker's in the manifest."""
+    with FaultServer(lambda body: '{"ranking": [1, 2]}') as server:
+        result = personalens("pqb", "eval", "--queries", QUERIES, "--meta", META, "--retriever",
+                             "rerank-llm:openai/local-ranker", "--base-url", server.base_url,
+                             "--concurrency", "2", "--no-cache", "--out", tmp_path / "run")
+    assert result.returncode == 0, result.stderr
+    assert server.requests and {r["model"] for r in server.requests} == {"local-ranker"}
+    assert all("Search query:" in r["messages"][-1]["content"] for r in server.requests)
+    manifest = json.loads((tmp_path / "run/manifest.json").read_text())
+    assert manifest["usage"]["reranker"]["requests"] == len(server.requests)
+    metrics = json.loads((tmp_path / "run/metrics.json").read_text())
+    assert metrics["n_queries"] == 9 and metrics["failures"] == []

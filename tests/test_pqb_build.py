@@ -2,6 +2,7 @@
 and the real bundled model, resume, bad options; then `pqb eval --data` and `pqb compare`."""
 
 import json
+import signal
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,12 @@ def _records(folder: Path) -> dict[str, dict]:
                                      .splitlines())}
 
 
+def _items(folder: Path) -> dict[str, dict]:
+    """Each item's record, with the build's outcome for it (ok or skipped) as `status`."""
+    return {k: {**r, "status": r["outcome"]} for k, r in _records(folder).items()
+            if k.startswith("item/") and r["status"] == "ok"}
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("pqb")
@@ -39,8 +46,7 @@ def test_build_writes_a_dataset_that_keeps_every_constraint(built):
     _, out, result = built
     nlp = load_pipeline()
     queries = json.loads((out / "queries.json").read_text())
-    items = {k.removeprefix("item/"): r["value"] for k, r in _records(out).items()
-             if k.startswith("item/")}
+    items = {k.removeprefix("item/"): v for k, v in _items(out).items()}
     ok = {a: v for a, v in items.items() if v["status"] == "ok"}
     assert set(queries) == set(ok) and len(ok) >= 3
     summary = json.loads((out / "metrics.json").read_text())
@@ -61,9 +67,8 @@ def test_selected_pairs_pass_the_gates_recomputed_from_the_saved_profiles(built)
     nlp = load_pipeline()
     profiles = load_profiles(out / "style")
     options = SelectionOptions(region=4000.0, margin=1.0)
-    for record in _records(out).values():
-        item = record["value"]
-        if not record["key"].startswith("item/") or item["status"] != "ok":
+    for item in _items(out).values():
+        if item["status"] != "ok":
             continue
         chosen = item["selection"]
         vectors = profiles.vectors(item["kept"], nlp)
@@ -115,6 +120,12 @@ def test_a_killed_build_resumes_to_the_same_dataset(built, tmp_path):
     process = start(*args)
     kill_after_records(process, tmp_path / "b/records.jsonl", 6)
     process.wait()
+    # The kill landed mid-build: the process died of it, and the build was unfinished.
+    assert process.returncode == -signal.SIGKILL, (process.returncode, "the build ended first")
+    assert json.loads((tmp_path / "b/manifest.json").read_text())["status"] == "running"
+    done = (tmp_path / "b/records.jsonl").read_text().count("\n")
+    assert 6 <= done < len(_records(out)), done
+    assert not (tmp_path / "b/queries.json").exists()
     result = personalens(*args)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "b/queries.json").read_bytes() == (out / "queries.json").read_bytes()
@@ -172,7 +183,7 @@ def test_model_candidates_are_checked_in_code(tmp_path):
                          "--out", out, "--model", f"scripted:{rules}", "--max-items", "1",
                          *GATES)
     assert result.returncode == 0, result.stderr
-    item = next(r["value"] for k, r in _records(out).items() if k.startswith("item/"))
+    item = next(iter(_items(out).values()))
     assert item["asin"] == "B00006HOLL"
     assert item["terms"] == ["sony", "silver", "amplifier", "adapter", "plug"]
     reasons = [c["rejected"] for c in item["candidates"]]
@@ -205,7 +216,7 @@ def test_build_from_a_generated_population_reports_typo_recovery(tmp_path, doubl
     from personalens.population.generate import run_generate
     from test_population import _options
 
-    assert run_generate(_options(tmp_path / "gen"))["complete"]
+    assert run_generate(_options(tmp_path / "gen")).complete
     source = load_population(tmp_path / "gen")
     out = tmp_path / "b"
     result = personalens("pqb", "build", "--population", tmp_path / "gen", "--out", out,
@@ -238,7 +249,7 @@ def test_the_bundled_model_writes_candidates_that_code_checks(tmp_path):
     result = personalens("pqb", "build", "--reviews", tmp_path / "reviews.jsonl", "--meta", META,
                          "--out", out, "--max-items", "1", "--candidates-per-item", "2", *GATES)
     assert result.returncode == 0, result.stderr
-    item = next(r["value"] for k, r in _records(out).items() if k.startswith("item/"))
+    item = next(iter(_items(out).values()))
     nlp = load_pipeline()
     assert len(item["candidates"]) == 2
     for candidate in item["candidates"]:
@@ -277,7 +288,7 @@ def test_a_failed_correction_is_retried_and_its_typo_versions_filled_in(tmp_path
         return run_build(BuildOptions(
             out=out, source=source, candidates="templates",
             profile=ProfileOptions(min_sentences=20),
-            selection=SelectionOptions(region=4000.0)))
+            selection=SelectionOptions(region=4000.0))).metrics.to_json()
 
     first = build(tmp_path / "b")
     assert not first["complete"]
@@ -319,9 +330,9 @@ def test_the_papers_default_gates_select_pairs_on_varied_writing(tmp_path):
     spec.loader.exec_module(bench)
     summary = bench.build(tmp_path / "b", margin=1.0)
     assert summary["profiled_users"] == 10 and summary["items_by_status"]["ok"] >= 10
-    for record in _records(tmp_path / "b").values():
-        if record["key"].startswith("item/") and record["value"]["status"] == "ok":
-            chosen = record["value"]["selection"]
+    for item in _items(tmp_path / "b").values():
+        if item["status"] == "ok":
+            chosen = item["selection"]
             for side in ("a", "b"):
                 assert chosen[f"mahalanobis_sq_{side}"] <= 26.30
                 assert chosen[f"rival_mahalanobis_sq_{side}"] > 26.30

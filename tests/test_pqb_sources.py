@@ -103,7 +103,7 @@ def population(tmp_path, double, monkeypatch):
 
     monkeypatch.setattr(SchemaDouble, "__call__", shared_supplies)
     double["fail_when"] = "The user asks the assistant"
-    assert run_generate(_options(tmp_path / "gen"))["complete"]
+    assert run_generate(_options(tmp_path / "gen")).complete
     return tmp_path / "gen"
 
 

@@ -2,6 +2,7 @@
 
 import json
 import random
+import signal
 
 import pytest
 
@@ -59,6 +60,14 @@ def test_thirty_percent_faulty_requests_change_nothing(tmp_path, reference):
     assert sum(retries.values()) - injected <= 2
 
 
+def _assert_killed_mid_run(process, out, kill_after: int, planned: int) -> None:
+    """The kill landed while the run was working, not after it had finished."""
+    assert process.returncode == -signal.SIGKILL, (process.returncode, "the run ended first")
+    assert json.loads((out / "manifest.json").read_text())["status"] == "running"
+    done = (out / "records.jsonl").read_text().count("\n")
+    assert kill_after <= done < planned, (kill_after, done, planned)
+
+
 @pytest.mark.parametrize("trial", range(10))
 def test_kill_9_at_a_random_point_then_resume(tmp_path, reference, trial):
     kill_after = random.Random(trial).randint(1, 50)
@@ -67,6 +76,7 @@ def test_kill_9_at_a_random_point_then_resume(tmp_path, reference, trial):
         process = start(*ARGS, "--base-url", server.base_url, "--concurrency", "2", "--out", out)
         kill_after_records(process, out / "records.jsonl", kill_after)
         process.wait()
+        _assert_killed_mid_run(process, out, kill_after, planned=54)
         assert personalens(*ARGS, "--base-url", server.base_url, "--out", out).returncode == 0
     resumed = _records(out)
     assert len(resumed) == len({r["key"] for r in resumed}) == 54
@@ -117,6 +127,8 @@ def test_generate_killed_at_a_random_point_resumes_to_identical_data(tmp_path, t
         process = start(*GENERATE, "--base-url", server.base_url, "--out", out)
         kill_after_records(process, out / "records.jsonl", kill_after)
         process.wait()
+        planned = (generated_reference / "records.jsonl").read_text().count("\n")
+        _assert_killed_mid_run(process, out, kill_after, planned)
         result = personalens(*GENERATE, "--base-url", server.base_url, "--out", out)
         assert result.returncode == 0, result.stderr
     assert _files(out / "synthetic_data") == _files(generated_reference / "synthetic_data")

@@ -6,10 +6,11 @@ import shutil
 
 import pytest
 
-import personalens.population.generate as generate_module
+import personalens.models.settings as settings_module
 from cli_runner import personalens
 from personalens.errors import InputError
 from personalens.lenses.personabench.validation import validate
+from personalens.models import ModelSettings
 from personalens.population.generate import GenerateOptions, run_generate
 from schema_double import schema_model
 
@@ -17,20 +18,20 @@ from schema_double import schema_model
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
     out = tmp_path_factory.mktemp("gen")
-    original = generate_module.load_model
+    original = settings_module.load_model
 
     def fake(spec, **kwargs):
         model = schema_model()
         model.ledger = kwargs["ledger"]
         return model
 
-    generate_module.load_model = fake
+    settings_module.load_model = fake
     try:
-        run_generate(GenerateOptions(people=3, communities=1, model="scripted", out=out, seed=1,
-                                     noises=["0.0", "0.5"], attributes_per_person=3,
-                                     use_cache=False))
+        run_generate(GenerateOptions(people=3, communities=1, seed=1, out=out,
+                                     model=ModelSettings(spec="scripted", use_cache=False),
+                                     noises=["0.0", "0.5"], attributes_per_person=3))
     finally:
-        generate_module.load_model = original
+        settings_module.load_model = original
     return out / "synthetic_data"
 
 
@@ -113,3 +114,21 @@ def test_generate_rejects_bad_options_before_writing(tmp_path):
     result = personalens("generate", "--schema", schema, "--out", out)
     assert result.returncode == 2 and "unknown meta-category 'cosmic'" in result.stderr
     assert not out.exists()
+
+
+def test_a_noise_session_that_names_a_queried_relationship(copy):
+    truth = _first_truth(copy)
+    used = {i for q in truth for ids in q["segment_id"].values() for i in ids}
+    # The first person's relationship to a neighbour (their q_ids are below 1000).
+    relation = next(item for q in truth if int(q["q_id"]) < 1000
+                    and q["question"].endswith("relationship to me?") for item in q["segment_id"])
+    path = copy / "private_data/noise_0.5/user_ai_interaction_data_all.json"
+    sessions = json.loads(path.read_text())
+    noise = next((s for s in sessions[0]["Data"] if s["segment_id"] not in used), None)
+    if noise is None:
+        pytest.skip("the first person has no noise chat session in this seed")
+    noise["user_ai_interaction"][0]["content"] += f" She is my {relation}."
+    path.write_text(json.dumps(sessions))
+    errors = asyncio.run(validate(copy.parent)).errors
+    assert any(f"noise session {noise['segment_id']} reveals queried item(s) {relation!r}" in e
+               for e in errors)

@@ -77,7 +77,7 @@ def test_a_certain_typo_hits_every_eligible_word_the_person_typed_and_nothing_el
     double["fail_when"] = code_written
     monkeypatch.setattr(habits_module, "typo_rates",
                         lambda rng: {**dict.fromkeys(KINDS, 0.0), "adjacent_key": 1.0})
-    assert run_generate(_options(tmp_path / "gen"))["complete"]
+    assert run_generate(_options(tmp_path / "gen")).complete
     checked = others = 0
     for person, reveal, clean, typed in _clean_and_typed(tmp_path / "gen"):
         protected = protected_words(reveal)

@@ -31,8 +31,7 @@ def demo(
     Generation uses a small 8-attribute template (noise levels 0.0 and 0.5); evaluation uses BM25
     and MiniLM at noise 0.5, with answers by the bundled SmolLM2. Both steps resume.
     """
-    from personalens.cli.interruption import interruptible
-    from personalens.cli.progress import ItemProgress
+    from personalens.cli.run_output import report_outcome
     from personalens.lenses.personabench.command import EvalOptions, run_eval
     from personalens.models import DEFAULT_MODEL
     from personalens.population.generate import GenerateOptions, run_generate
@@ -41,16 +40,16 @@ def demo(
                                  out=out / "population", noises=["0.0", "0.5"],
                                  attributes_per_person=2, max_list_entries=2,
                                  schema=DEMO_SCHEMA)
-    summary = interruptible(lambda: run_generate(generation, ItemProgress("generate")))
-    if not summary["complete"]:
+    generated = run_generate(generation)
+    if not generated.complete:
         typer.echo(f"generation incomplete; see {out / 'population' / 'report.html'} and rerun "
                    "the same command", err=True)
         raise typer.Exit(3)
-    typer.echo(f"generated: {summary['data']}")
+    typer.echo(f"generated: {generated.metrics.data}")
     options = EvalOptions(data=out / "population" / "synthetic_data", out=out / "eval",
                           noises=["0.5"], retrievers=["bm25", "minilm"], k=5,
                           model=DEFAULT_MODEL)
-    personabench_commands.finish(interruptible(lambda: run_eval(options, ItemProgress("eval"))))
+    report_outcome(run_eval(options))
 
 
 def main() -> None:

@@ -5,19 +5,19 @@ from typing import Annotated
 
 import typer
 
-from personalens.cli.interruption import interruptible
-from personalens.cli.model_options import ApiKeyEnv, BaseUrl, Concurrency, MaxAttempts, NoCache
+from personalens.cli.model_options import Role, RoleModels, model_roles
 from personalens.cli.personabench_commands import noise_levels
-from personalens.cli.progress import ItemProgress
+from personalens.cli.run_output import report_outcome
 from personalens.models import DEFAULT_MODEL, SPEC_HELP
 from personalens.population.generate import GenerateOptions, run_generate
 
 
+@model_roles(Role("generator", "model", DEFAULT_MODEL, f"Generator model: {SPEC_HELP}."))
 def generate(
     out: Annotated[Path, typer.Option(help="Output directory; rerunning resumes it.")],
+    models: RoleModels,
     people: Annotated[int, typer.Option(help="People per community (at least 3).")] = 10,
     communities: Annotated[int, typer.Option(help="Number of communities.")] = 1,
-    model: Annotated[str, typer.Option(help=f"Generator model: {SPEC_HELP}.")] = DEFAULT_MODEL,
     seed: Annotated[int, typer.Option(help="Seed for every random choice.")] = 0,
     noise: Annotated[str, typer.Option(help="Noise levels to write, comma-separated.")
                      ] = "0.0,0.3,0.5,0.7",
@@ -38,15 +38,6 @@ def generate(
              "list.")] = None,
     schema: Annotated[Path | None, typer.Option(
         help="YAML profile schema that adds or replaces attributes.")] = None,
-    base_url: BaseUrl = None,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
-    no_cache: NoCache = False,
-    concurrency: Concurrency = None,
-    max_attempts: MaxAttempts = 6,
-    price_per_mtok_in: Annotated[float, typer.Option(
-        help="USD per million prompt tokens, for the cost estimate.")] = 0.0,
-    price_per_mtok_out: Annotated[float, typer.Option(
-        help="USD per million completion tokens.")] = 0.0,
     typo_habits: Annotated[bool, typer.Option(
         "--typo-habits/--no-typo-habits",
         help="Give each person typo rates and apply them to the turns they type (the truth "
@@ -55,24 +46,9 @@ def generate(
 ) -> None:
     """Generate synthetic communities in PersonaBench's release layout (plus hidden truth)."""
     options = GenerateOptions(
-        people=people, communities=communities, model=model, out=out, seed=seed,
-        noises=noise_levels(noise),
-        attributes_per_person=attributes_per_person, max_list_entries=max_list_entries,
-        update_probability=update_probability,
-        start=start, end=end, news=news, personas=personas, schema=schema, base_url=base_url,
-        api_key_env=api_key_env, use_cache=not no_cache, concurrency=concurrency,
-        max_attempts=max_attempts, price_per_mtok_in=price_per_mtok_in,
-        price_per_mtok_out=price_per_mtok_out, typo_habits=typo_habits)
-    summary = interruptible(lambda: run_generate(options, ItemProgress("generate")))
-    typer.echo(f"data: {summary['data']}")
-    typer.echo(f"report: {out / 'report.html'}")
-    for name, stats in summary["communities"].items():
-        if "failed" in stats:
-            typer.echo(f"{name}: FAILED ({stats['failed']})")
-        else:
-            typer.echo(f"{name}: {stats['people']} people, {stats['questions']} questions, "
-                       f"{stats['personal_sessions']} personal sessions "
-                       f"({stats['revealed_by_fallback']} needed a fallback line)")
-    if not summary["complete"]:
-        typer.echo("generation incomplete; rerun the same command to retry", err=True)
-        raise typer.Exit(3)
+        people=people, communities=communities, model=models["generator"], out=out, seed=seed,
+        noises=noise_levels(noise), attributes_per_person=attributes_per_person,
+        max_list_entries=max_list_entries, update_probability=update_probability,
+        start=start, end=end, news=news, personas=personas, schema=schema,
+        typo_habits=typo_habits, prices=models.prices)
+    report_outcome(run_generate(options))

@@ -1,14 +1,135 @@
-"""The model-endpoint options every command that calls a model takes, spelled once."""
+"""Model options, one reusable group per role.
 
-from typing import Annotated
+`@model_roles(Role("target", "model", ...), Role("judge", "judge", ...))` adds to a command:
+- for the main role: `--model` (its spec), `--base-url`, `--api-key-env`, `--no-cache`,
+  `--concurrency`, `--max-attempts`, `--timeout`, `--price-per-mtok-in/out`;
+- for every other role: `--judge` plus `--judge-base-url`, `--judge-api-key-env`,
+  `--judge-concurrency`, `--judge-max-attempts`, `--judge-timeout`,
+  `--judge-price-per-mtok-in/out`, each falling back to the main role's value.
+The command receives one `models: RoleModels` argument instead.
+"""
+
+import functools
+import inspect
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 import typer
 
-BaseUrl = Annotated[str | None, typer.Option(
-    help="Base URL of an OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp, ...).")]
-ApiKeyEnv = Annotated[str, typer.Option(help="Environment variable holding the API key.")]
-NoCache = Annotated[bool, typer.Option("--no-cache", help="Bypass the on-disk response cache.")]
-Concurrency = Annotated[int | None, typer.Option(
-    help="Maximum requests in flight to the model endpoint (default: adaptive).")]
-MaxAttempts = Annotated[int, typer.Option(
-    help="Attempts per model call before the step is recorded as failed.")]
+from personalens.errors import InputError
+from personalens.models import SPEC_HELP, ModelSettings
+
+_ENDPOINT = {  # name -> (type, default, help)
+    "base_url": (str | None, None,
+                 "Base URL of an OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp, "
+                 "...)."),
+    "api_key_env": (str | None, None, "Environment variable holding the API key "
+                                      "(default OPENAI_API_KEY)."),
+    "concurrency": (int | None, None, "Maximum requests in flight to the endpoint (default: "
+                                      "adaptive)."),
+    "max_attempts": (int | None, None, "Attempts per model call before the item is recorded "
+                                       "as failed (default 6)."),
+    "timeout": (float | None, None, "Seconds before an HTTP model call times out and is "
+                                    "retried (default 120)."),
+    "price_per_mtok_in": (float | None, None, "USD per million prompt tokens, for the cost "
+                                              "estimate."),
+    "price_per_mtok_out": (float | None, None, "USD per million completion tokens."),
+}
+_DEFAULTS = {"api_key_env": "OPENAI_API_KEY", "max_attempts": 6, "timeout": 120.0}
+
+
+@dataclass(frozen=True)
+class Role:
+    role: str  # the usage ledger's name for it: target, generator, judge, user, reranker
+    flag: str | None  # the spec option's name ("model" -> --model); None: endpoint only
+    default: str | None = None
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class RoleModels:
+    """What the options gave: settings per role (None where a role has no spec) and prices."""
+
+    settings: dict[str, ModelSettings | None]
+    endpoint: ModelSettings  # the main role's endpoint, for models named elsewhere
+    prices: dict[str, tuple[float, float]]
+
+    def __getitem__(self, role: str) -> ModelSettings | None:
+        return self.settings[role]
+
+
+def model_roles(main: Role, *others: Role):
+    """Decorate a typer command: add each role's option group, pass `models: RoleModels`."""
+    def decorate(command):
+        signature = inspect.signature(command)
+        own = [p for name, p in signature.parameters.items() if name != "models"]
+        added = _main_parameters(main) + [p for role in others for p in _role_parameters(role)]
+
+        @functools.wraps(command)
+        def wrapper(**kwargs: Any):
+            values = {p.name: kwargs.pop(p.name) for p in added}
+            return command(models=_settings(main, others, values), **kwargs)
+
+        wrapper.__signature__ = signature.replace(parameters=own + added)
+        return wrapper
+    return decorate
+
+
+def _option(name: str, kind, default, help_text: str, flag: str | None = None):
+    option = typer.Option(flag, help=help_text) if flag else typer.Option(help=help_text)
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                             annotation=Annotated[kind, option])
+
+
+def _main_parameters(main: Role) -> list[inspect.Parameter]:
+    params = []
+    if main.flag:
+        params.append(_option(main.flag, str | None if main.default is None else str,
+                              main.default, main.help or f"Model: {SPEC_HELP}."))
+    for name, (kind, default, help_text) in _ENDPOINT.items():
+        params.append(_option(name, kind, default, help_text))
+    params.append(_option("no_cache", bool, False, "Bypass the on-disk response cache.",
+                          "--no-cache"))
+    return params
+
+
+def _role_parameters(role: Role) -> list[inspect.Parameter]:
+    params = [_option(role.flag, str | None, role.default,
+                      role.help or f"{role.role.capitalize()} model: {SPEC_HELP}.")]
+    for name, (kind, _, help_text) in _ENDPOINT.items():
+        params.append(_option(f"{role.flag}_{name}", kind, None,
+                              f"{role.role.capitalize()}'s {help_text[0].lower()}"
+                              f"{help_text[1:]} Default: the main model's."))
+    return params
+
+
+def _settings(main: Role, others: tuple[Role, ...], values: dict) -> RoleModels:
+    base = {name: values[name] if values[name] is not None else _DEFAULTS.get(name)
+            for name in _ENDPOINT}
+    endpoint = dict(base, use_cache=not values["no_cache"])
+    settings = {main.role: _make(values.get(main.flag) if main.flag else None, endpoint)}
+    prices = {main.role: _price(base)}
+    for role in others:
+        mine = {name: values[f"{role.flag}_{name}"] if values[f"{role.flag}_{name}"] is not None
+                else endpoint[name] for name in _ENDPOINT}
+        settings[role.role] = _make(values[role.flag], dict(mine, use_cache=endpoint["use_cache"]),
+                                    f"{role.flag}_")
+        prices[role.role] = _price(mine)
+    return RoleModels(settings, _make("", endpoint), {r: p for r, p in prices.items() if any(p)})
+
+
+def _make(spec: str | None, endpoint: dict, prefix: str = "") -> ModelSettings | None:
+    if spec is None:
+        return None
+    fields = {k: endpoint[k] for k in ("base_url", "api_key_env", "concurrency", "max_attempts",
+                                       "timeout", "use_cache")}
+    for name, low in (("concurrency", 1), ("max_attempts", 1), ("timeout", 1e-9)):
+        if fields[name] is not None and fields[name] < low:
+            flag = f"--{prefix}{name}".replace("_", "-")
+            raise InputError(f"{flag} must be {'at least 1' if low == 1 else 'positive'} "
+                             f"(got {fields[name]:g})")
+    return ModelSettings(spec=spec, **fields)
+
+
+def _price(values: dict) -> tuple[float, float]:
+    return (values["price_per_mtok_in"] or 0.0, values["price_per_mtok_out"] or 0.0)

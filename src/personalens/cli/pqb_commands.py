@@ -5,11 +5,8 @@ from typing import Annotated
 
 import typer
 
-from personalens.cli.interruption import interruptible
-from personalens.cli.model_options import ApiKeyEnv, BaseUrl, Concurrency, MaxAttempts, NoCache
-from personalens.cli.progress import ItemProgress
-from personalens.errors import InputError
-from personalens.lenses.pqb.analysis import KS
+from personalens.cli.model_options import Role, RoleModels, model_roles
+from personalens.cli.run_output import report_outcome
 from personalens.lenses.pqb.command import PqbOptions, run_pqb_eval
 from personalens.models import DEFAULT_MODEL, SPEC_HELP
 from personalens.retrieval import RETRIEVER_HELP
@@ -22,18 +19,11 @@ def _fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
 
 
-def _dataset(data: Path | None, queries: Path | None, meta: Path | None) -> dict:
-    """--data DIR, or --queries with --meta; anything else is refused."""
-    if data is not None and (queries or meta):
-        raise InputError("give --data, or --queries with --meta, not both")
-    if data is None and not (queries and meta):
-        raise InputError("give --data DIR (a pqb build folder), or both --queries and --meta")
-    return {"data": data} if data is not None else {"queries": queries, "meta": meta}
-
-
 @app.command("eval")
+@model_roles(Role("reranker", None))
 def eval_command(
     out: Annotated[Path, typer.Option(help="Run directory; rerunning resumes it.")],
+    models: RoleModels,
     data: Annotated[Path | None, typer.Option(help="A `pqb build` folder (queries.json, "
                                                    "corpus.jsonl).")] = None,
     queries: Annotated[Path | None, typer.Option(
@@ -41,31 +31,15 @@ def eval_command(
     ] = None,
     meta: Annotated[Path | None, typer.Option(help="Amazon Reviews 2023 meta_<Category>.jsonl: "
                                                    "the corpus for --queries.")] = None,
-    retriever: Annotated[str, typer.Option(help=f"Retriever: {RETRIEVER_HELP}.")] = "bm25",
+    retriever: Annotated[str, typer.Option(help=f"Retriever: {RETRIEVER_HELP}. The endpoint "
+                                                "options below serve rerank-llm's model.")
+                         ] = "bm25",
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap resampling.")] = 0,
 ) -> None:
     """Flip rate (paper and all-pairs definitions), Hit@K and MRR for clean vs typo queries."""
-    _dataset(data, queries, meta)
-    common = {"retriever": retriever, "out": out, "seed": seed}
-    options = (PqbOptions.from_data(data, **common) if data is not None
-               else PqbOptions(queries=queries, meta=meta, **common))
-    metrics = interruptible(lambda: run_pqb_eval(options))
-    typer.echo(f"report: {out / 'report.html'}")
-    typer.echo(f"metrics: {out / 'metrics.json'}")
-    for k in map(str, KS):
-        hit = metrics["hit"]
-        line = (f"K={k}: flip rate (paper) {_fmt(metrics['flip_rate']['paper'][k]['value'])}, "
-                f"all pairs {_fmt(metrics['flip_rate']['all_pairs'][k]['value'])}; hit clean "
-                f"{_fmt(hit['clean'][k]['value'])} (n={metrics['n_queries']}); typo subset "
-                f"(n={metrics['n_typo']}): clean {_fmt(hit['clean_on_typo'][k]['value'])} -> "
-                f"typo {_fmt(hit['typo'][k]['value'])}")
-        if metrics["n_random_typo"]:
-            line += f"; random typo {_fmt(hit['random_typo'][k]['value'])}"
-        typer.echo(line)
-    if metrics["failures"]:
-        typer.echo(f"run incomplete: {len(metrics['failures'])} query record(s) failed; rerun "
-                   "the same command to retry them", err=True)
-        raise typer.Exit(3)
+    options = PqbOptions.from_flags(data, queries, meta, retriever=retriever, out=out,
+                                    seed=seed, endpoint=models.endpoint)
+    report_outcome(run_pqb_eval(options))
 
 
 @app.command("export-beir")
@@ -80,19 +54,21 @@ def export_beir_command(
     from personalens.lenses.pqb.release_format import beir_queries, load_corpus, load_queries
     from personalens.retrieval.beir_export import export_beir
 
-    _dataset(data, queries, meta)
-    if data is not None:
-        options = PqbOptions.from_data(data, retriever="", out=out)
-        queries, meta = options.queries, options.meta
-    counts = export_beir(beir_queries(load_queries(queries)), load_corpus(meta), out)
+    options = PqbOptions.from_flags(data, queries, meta, retriever="", out=out)
+    counts = export_beir(beir_queries(load_queries(options.queries)),
+                         load_corpus(options.meta), out)
     typer.echo(f"{counts['documents']} documents, {counts['queries']} queries, "
                f"{counts['qrels']} qrels -> {out}")
 
 
 @app.command("build")
+@model_roles(Role("generator", "model", DEFAULT_MODEL,
+                  f"Model writing candidate queries: {SPEC_HELP}. Its endpoint options also "
+                  "serve --corrector llm:<spec>."))
 def build_command(
     out: Annotated[Path, typer.Option(help="Dataset folder (also a run directory; rerunning "
                                            "resumes it).")],
+    models: RoleModels,
     reviews: Annotated[Path | None, typer.Option(
         help="Amazon Reviews 2023 <Category>.jsonl: the users' writing histories.")] = None,
     meta: Annotated[Path | None, typer.Option(
@@ -100,8 +76,6 @@ def build_command(
     population: Annotated[Path | None, typer.Option(
         help="A `personalens generate` folder: purchases form the corpus, each person's own "
              "turns their writing history.")] = None,
-    model: Annotated[str, typer.Option(help=f"Model writing candidate queries: {SPEC_HELP}.")
-                     ] = DEFAULT_MODEL,
     candidates: Annotated[str, typer.Option(
         help="Candidate source: 'model' (PQB's method) or 'templates' (fixed syntactic frames; "
              "for offline machines whose model cannot keep the constraint).")] = "model",
@@ -134,77 +108,34 @@ def build_command(
     max_typo_words: Annotated[int, typer.Option(help="Most words misspelt per query.")] = 3,
     typo_attempts: Annotated[int, typer.Option(
         help="Injection attempts before a query is left without a typo version.")] = 5,
-    base_url: BaseUrl = None,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
-    no_cache: NoCache = False,
-    concurrency: Concurrency = None,
-    max_attempts: MaxAttempts = 6,
     seed: Annotated[int, typer.Option(help="Seed of the encoder and the typo draws.")] = 0,
 ) -> None:
     """Build a PQB dataset: syntactic profiles, candidate queries, pair selection, typos."""
-    from dataclasses import replace
-
     from personalens.lenses.pqb.build import BuildOptions, run_build
-    from personalens.lenses.pqb.pair_selection import SelectionOptions
-    from personalens.lenses.pqb.style_encoder import EncoderOptions
-    from personalens.lenses.pqb.style_profiles import ProfileOptions
 
-    source, source_config = _build_source(reviews, meta, population)
-    profile = ProfileOptions(min_sentences=min_sentences, min_df=min_df, covariance=covariance,
-                             rank=rank, encoder=replace(EncoderOptions(), epochs=encoder_epochs,
-                                                        seed=seed))
-    options = BuildOptions(
-        out=out, source=source, source_config=source_config, model=model,
-        base_url=base_url, api_key_env=api_key_env, use_cache=not no_cache,
-        concurrency=concurrency, max_attempts=max_attempts, candidates=candidates,
-        candidates_per_item=candidates_per_item, similarity_model=similarity_model,
-        similarity=similarity, profile=profile,
-        selection=SelectionOptions(region=region, margin=margin), pair_users=pair_users,
+    options = BuildOptions.from_flags(
+        reviews=reviews, meta=meta, population=population, min_sentences=min_sentences,
+        min_df=min_df, covariance=covariance, rank=rank, encoder_epochs=encoder_epochs,
+        region=region, margin=margin, seed=seed, out=out, model=models["generator"],
+        candidates=candidates, candidates_per_item=candidates_per_item,
+        similarity_model=similarity_model, similarity=similarity, pair_users=pair_users,
         max_items=max_items, corrector=corrector, max_typo_words=max_typo_words,
-        typo_attempts=typo_attempts, seed=seed)
-    summary = interruptible(lambda: run_build(options, ItemProgress("pqb build")))
-    typer.echo(f"data: {out / 'queries.json'}, {out / 'corpus.jsonl'}")
-    typer.echo(f"report: {out / 'report.html'}")
-    typer.echo(f"{summary['profiled_users']} of {summary['users']} users profiled; "
-               f"{summary['items']} items tried; {summary['queries']} queries, "
-               f"{summary['typo_queries']} with typos")
-    _explain_empty(summary, candidates)
-    if not summary["complete"]:
-        typer.echo("build incomplete; rerun the same command to retry", err=True)
-        raise typer.Exit(3)
+        typo_attempts=typo_attempts, prices=models.prices)
+    outcome = run_build(options)
+    _explain_empty(outcome.metrics, candidates)
+    report_outcome(outcome)
 
 
-def _explain_empty(summary: dict, candidates: str) -> None:
+def _explain_empty(summary, candidates: str) -> None:
     """Say which stage left the dataset empty, and what to change."""
-    if summary["queries"] or not summary["items"]:
+    if summary.queries or not summary.items:
         return
-    if candidates == "model" and summary["candidates"] and not summary["candidates_valid"]:
+    if candidates == "model" and summary.candidates and not summary.candidates_valid:
         typer.echo("no candidate kept the 5-core-term constraint: use a stronger --model, or "
                    "--candidates templates (the bundled SmolLM2-135M cannot keep it)", err=True)
-    elif summary["skipped_by_reason"].get("no user pair passes the gates"):
+    elif summary.skipped_by_reason.get("no user pair passes the gates"):
         typer.echo("no user pair passed the gates: records.jsonl shows each item's "
                    "nearest_mahalanobis_sq; a larger --region admits more", err=True)
-
-
-def _build_source(reviews: Path | None, meta: Path | None, population: Path | None):
-    """The BuildSource and what identifies its files (part of the run's config)."""
-    from personalens.lenses.pqb.amazon_reviews import load_amazon
-    from personalens.lenses.pqb.population_source import load_population
-    from personalens.runs import fingerprint
-
-    if population is not None and (reviews or meta):
-        raise InputError("give --population, or --reviews with --meta, not both")
-    if population is not None:
-        files = [p for p in population.rglob("*") if p.is_file()
-                 and (p.parts[len(population.parts)] in ("synthetic_data", "ground_truth"))]
-        return load_population(population), {
-            "population": str(population.resolve()),
-            "dataset_hash": fingerprint(files, population)}
-    if not (reviews and meta):
-        raise InputError("give --reviews and --meta (Amazon Reviews 2023), or --population DIR")
-    source = load_amazon(reviews, meta)
-    return source, {"reviews": str(reviews.resolve()), "meta": str(meta.resolve()),
-                    "dataset_hash": fingerprint([reviews.resolve(), meta.resolve()], Path("/"))}
 
 
 @app.command("compare")

@@ -11,7 +11,7 @@ import numpy as np
 
 from personalens.models import ChatModel
 from personalens.population import release_writer
-from personalens.population.document_plan import PURCHASE, Planner
+from personalens.population.document_plan import PURCHASE, PersonPlan, Planner, SessionPlan
 from personalens.population.graph_stage import newcomer, pick_anchor, triad
 from personalens.population.personas import Seed, SeedSampler
 from personalens.population.profile_schema import ProfileSchema
@@ -21,7 +21,8 @@ from personalens.population.profile_stage import (
     grounded_groups,
     reconcile,
 )
-from personalens.population.session_writer import session_text, write_session
+from personalens.population.reveal_check import leaked_items, queried_items, session_text
+from personalens.population.session_writer import clean_fallback, small_talk, write_session
 from personalens.population.social_graph import FAMILY, Relation, build_graph, to_release_json
 from personalens.population.writing_habits import draw_habits, type_written
 from personalens.runs.step_store import StepStore
@@ -116,10 +117,12 @@ async def generate_community(index: int, config: GenerationConfig, model: ChatMo
     plans = {p: planner.plan(p, max_noise) for p in personas}
     people = list(personas)
     habits = draw_habits(config.seed, index, people, config.typo_habits)
+    queried = queried_by_person(plans)
     written = await _write_sessions(model, store, key, plans, personas,
-                                    {p: h.style for p, h in habits.items()})
+                                    {p: h.style for p, h in habits.items()}, queried)
     fixes = report.fixes + reconciled + _drop_repeated_purchases(plans, written)
-    written = type_written(written, _reveals(plans), habits, config.seed, key)
+    typed = type_written(written, _reveals(plans), habits, config.seed, key)
+    written = _without_leaks(plans, written, typed, queried)
 
     root = out / "synthetic_data" / key
     ids = {noise: release_writer.write_level(root, noise, people, plans, written)
@@ -135,15 +138,29 @@ async def generate_community(index: int, config: GenerationConfig, model: ChatMo
     return _stats(plans, written, fixes, config.noises)
 
 
-async def _write_sessions(model, store, key, plans, personas,
-                          styles) -> dict[str, dict[int, dict]]:
+def queried_by_person(plans: dict[str, PersonPlan]) -> dict[str, list[str]]:
+    """Each person's queried items, as `personabench validate` derives them from the release:
+    every answer item of every question, people's names excepted (`reveal_check.queried_items`).
+    """
+    return {person: queried_items(((q.type, q.items) for q in plan.questions), plans)
+            for person, plan in plans.items()}
+
+
+def unreferenced(plan: PersonPlan) -> list[SessionPlan]:
+    """Sessions no question points to, which validation checks for leaks: the noise, and the
+    earlier sessions of updated preferences (they reveal an outdated value, not an answer)."""
+    referenced = {i for q in plan.questions for ids in q.items.values() for i in ids}
+    return [s for s in plan.personal if s.index not in referenced] + plan.noise
+
+
+async def _write_sessions(model, store, key, plans, personas, styles,
+                          queried) -> dict[str, dict[int, dict]]:
     jobs = []
     for person, plan in plans.items():
-        # Relationship words ("friend") are how noise chats address each other, not leaks.
-        forbidden = sorted({item for q in plan.questions for item in q.items
-                            if not q.question.endswith("relationship to me?")})
+        guarded = {s.index for s in unreferenced(plan)}
         for session in plan.personal + plan.noise:
-            jobs.append((person, session, forbidden))
+            jobs.append((person, session,
+                         queried[person] if session.index in guarded else None))
 
     async def one(person, session, forbidden):
         return await store.get(f"{key}/session/{person}/{session.index}",
@@ -155,6 +172,29 @@ async def _write_sessions(model, store, key, plans, personas,
     for (person, session, _), result in zip(jobs, results, strict=True):
         written[person][session.index] = result
     return written
+
+
+def _without_leaks(plans, clean, typed, queried) -> dict[str, dict[int, dict]]:
+    """The typed sessions, but none that leaks: the last word of the shared leak check.
+
+    A typo can make a word queried ("friends" -> "friend"): that session keeps its clean text.
+    A session replayed from an older run's records may leak by today's check: it is replaced
+    by small talk, as a fresh run would have replaced it.
+    """
+    for person, plan in plans.items():
+        items = queried[person]
+        for session in unreferenced(plan):
+            if not leaked_items(typed[person][session.index]["session"], items):
+                continue
+            meta = clean[person][session.index]
+            if leaked_items(meta["session"], items):
+                replacement = small_talk(session, person, items)
+                if session.reveal is not None:
+                    replacement = clean_fallback(session, person, replacement, items)
+                meta = {**meta, "session": replacement, "replaced_leak": True,
+                        "revealed_by": None if session.reveal is None else "fallback"}
+            typed[person][session.index] = meta
+    return typed
 
 
 def _reveals(plans) -> dict:

@@ -12,6 +12,7 @@ import networkx as nx
 import numpy as np
 
 from personalens.population.profile_schema import ProfileSchema
+from personalens.population.reveal_check import queried_items
 from personalens.population.social_graph import neighbours
 
 CONVERSATION, USER_AI, PURCHASE = "conversation", "user_ai_interaction", "purchase_history"
@@ -95,6 +96,7 @@ class Planner:
         sessions: list[SessionPlan] = []
         questions = self._own_questions(person, sessions)
         questions += self._social_questions(person, sessions)
+        sessions = self._drop_leaking_updates(sessions, questions)
         for plan in sessions:
             plan.news = self._news_for(plan)
         _link_earlier(sessions)
@@ -192,6 +194,31 @@ class Planner:
                     (other, relation))]
             questions.append(hop)
         return questions
+
+    def _drop_leaking_updates(self, sessions: list[SessionPlan],
+                              questions: list[QuestionPlan]) -> list[SessionPlan]:
+        """Updates whose old value another question asks for are dropped (rarely needed).
+
+        An old value's session is referenced by no question, so validation checks it for leaks;
+        if the old value is itself one of the person's queried items (a neighbour's entry, say),
+        that session could not pass. Later sessions move up one index.
+        """
+        queried = set(queried_items(((q.type, q.items) for q in questions), self.profiles))
+        referenced = {i for q in questions for ids in q.items.values() for i in ids}
+        leaking = {s.index for s in sessions
+                   if s.index not in referenced and s.reveal.value in queried}
+        if not leaking:
+            return sessions
+        for question in questions:
+            if question.outdated_value and question.outdated_value[0] in queried:
+                question.outdated_value = None
+        kept = [s for s in sessions if s.index not in leaking]
+        moved = {s.index: i for i, s in enumerate(kept)}
+        for plan in kept:
+            plan.index = moved[plan.index]
+        for question in questions:
+            question.items = {item: [moved[i] for i in ids] for item, ids in question.items.items()}
+        return kept
 
     def _news_for(self, plan: SessionPlan) -> dict | None:
         if plan.kind != CONVERSATION or not self.news or self.rng.random() >= self.news_probability:

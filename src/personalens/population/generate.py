@@ -1,27 +1,36 @@
-"""`personalens generate`: validate inputs, then build communities into a resumable run dir."""
+"""`personalens generate`: the population generator on the run harness (communities are its
+items, each made of resumable steps)."""
 
-import asyncio
 import datetime as dt
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from personalens.errors import InputError
-from personalens.models import RetryPolicy, UsageLedger, load_model, merge_usage, validate_spec
+from personalens.models import ModelSettings
 from personalens.population.community import GenerationConfig, generate_community
-from personalens.population.generation_report import build_report
+from personalens.population.generation_report import report_sections
 from personalens.population.news import read_news
 from personalens.population.personas import read_personas
 from personalens.population.profile_schema import load_schema
-from personalens.runs import RunDirectory, package_versions
-from personalens.runs.step_store import StepFailed, StepStore
+from personalens.report.run_page import run_page
+from personalens.runs import (
+    ItemFailure,
+    Lens,
+    Metrics,
+    Outcome,
+    RunContext,
+    RunIdentity,
+    StepStore,
+    Tally,
+    run_lens,
+)
 
 
 @dataclass(frozen=True)
 class GenerateOptions:
     people: int
     communities: int
-    model: str
+    model: ModelSettings | str
     out: Path
     seed: int = 0
     noises: list[str] = field(default_factory=lambda: ["0.0", "0.3", "0.5", "0.7"])
@@ -33,19 +42,17 @@ class GenerateOptions:
     news: Path | None = None
     personas: Path | None = None
     schema: Path | None = None
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    use_cache: bool = True
-    concurrency: int | None = None
-    max_attempts: int = 6
-    price_per_mtok_in: float = 0.0
-    price_per_mtok_out: float = 0.0
     typo_habits: bool = True
+    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    @property
+    def generator(self) -> ModelSettings:
+        return ModelSettings(spec=self.model) if isinstance(self.model, str) else self.model
 
     def config(self) -> dict:
         """What identifies the run (the data it makes); resuming with other values is refused."""
         return {"lens": "generate", "people": self.people, "communities": self.communities,
-                "model": self.model, "seed": self.seed, "noises": self.noises,
+                "model": self.generator.spec, "seed": self.seed, "noises": self.noises,
                 "attributes_per_person": self.attributes_per_person,
                 "max_list_entries": self.max_list_entries,
                 "update_probability": self.update_probability, "start": self.start,
@@ -78,71 +85,99 @@ def _check(options: GenerateOptions) -> None:
         raise InputError("--max-list-entries must be between 1 and 5")
     if not 0.0 <= options.update_probability <= 1.0:
         raise InputError("--update-probability must be in [0, 1]")
-    if options.max_attempts < 1:
-        raise InputError("--max-attempts must be at least 1")
-    validate_spec(options.model)
+    options.generator.validate_spec()
 
 
-def run_generate(options: GenerateOptions, progress=None) -> dict:
-    _check(options)
-    window = _window(options)
-    config = GenerationConfig(
-        people=options.people, communities=options.communities, seed=options.seed,
-        noises=options.noises, attributes_per_person=options.attributes_per_person,
-        update_probability=options.update_probability, window=window,
-        news=read_news(options.news, window) if options.news else [],
-        personas=read_personas(options.personas), schema=load_schema(options.schema),
-        max_list_entries=options.max_list_entries, typo_habits=options.typo_habits)
-    ledger = UsageLedger()
-    model = load_model(options.model, role="generator", ledger=ledger, base_url=options.base_url,
-                       api_key_env=options.api_key_env, use_cache=options.use_cache,
-                       concurrency=options.concurrency,
-                       retry=RetryPolicy(max_attempts=options.max_attempts))
-    run = RunDirectory.open(options.out, {
-        "command": " ".join(["personalens", *sys.argv[1:]]), "config": options.config(),
-        "versions": package_versions(), "seeds": {"generation": options.seed},
-        "models": {"generator": options.model}, "base_url": options.base_url,
-    })
-    status = "interrupted"
-    try:
-        summary = _execute(run, config, model, ledger, options, progress)
-        status = "complete" if summary["complete"] else "incomplete"
-    finally:
-        run.close(status)
-    return summary
+class GenerationMetrics(Metrics):
+    complete: bool
+    communities: dict[str, dict]  # name -> stats, or {"failed": why}
+    failures: list[ItemFailure]  # failed steps
+    data: str
+
+    def headlines(self) -> list[str]:
+        lines = [f"data: {self.data}"]
+        for name, stats in self.communities.items():
+            if "failed" in stats:
+                lines.append(f"{name}: FAILED ({stats['failed']})")
+            else:
+                lines.append(f"{name}: {stats['people']} people, {stats['questions']} "
+                             f"questions, {stats['personal_sessions']} personal sessions "
+                             f"({stats['revealed_by_fallback']} needed a fallback line)")
+        return lines
 
 
-def _execute(run, config, model, ledger, options, progress) -> dict:
-    if progress is not None:
-        progress.start(total=None, completed=0)
-    store = StepStore(run, on_step=progress.advance if progress else lambda: None)
-    communities: dict[str, dict] = {}
+@dataclass(frozen=True)
+class Community:
+    index: int
 
-    async def main():
-        try:
-            for index in range(config.communities):
-                try:
-                    communities[f"community_{index}"] = await generate_community(
-                        index, config, model, store, options.out)
-                except StepFailed as exc:
-                    communities[f"community_{index}"] = {"failed": str(exc)}
-        finally:
-            await model.aclose()
-
-    try:
-        asyncio.run(main())
-    finally:
-        if progress is not None:
-            progress.stop()
-        usage = merge_usage(run.previous_usage, ledger.as_dict())
-        run.write_manifest(usage=usage, estimated_cost_usd=_cost(usage, options))
-    summary = {"complete": not store.failures, "communities": communities,
-               "failures": store.failures, "data": str(options.out / "synthetic_data")}
-    run.write_outputs(summary, build_report(summary, run.manifest))
-    return summary
+    @property
+    def key(self) -> str:
+        return f"community_{self.index}"
 
 
-def _cost(usage: dict, options: GenerateOptions) -> float:
-    tokens_in = sum(r["prompt_tokens"] for r in usage.values())
-    tokens_out = sum(r["completion_tokens"] for r in usage.values())
-    return (tokens_in * options.price_per_mtok_in + tokens_out * options.price_per_mtok_out) / 1e6
+class Generation(Lens):
+    """Communities are the items; each is many steps (triad, newcomers, profiles, sessions)."""
+
+    name = "generate"
+    title = "personalens · generated population"
+    concurrency = 1  # communities one after another; a community's own steps run concurrently
+
+    def __init__(self, options: GenerateOptions):
+        """Every option and input file is checked here, before the run directory exists."""
+        super().__init__(options.prices)
+        _check(options)
+        window = _window(options)
+        self.options = options
+        self.config = GenerationConfig(
+            people=options.people, communities=options.communities, seed=options.seed,
+            noises=options.noises, attributes_per_person=options.attributes_per_person,
+            update_probability=options.update_probability, window=window,
+            news=read_news(options.news, window) if options.news else [],
+            personas=read_personas(options.personas), schema=load_schema(options.schema),
+            max_list_entries=options.max_list_entries, typo_habits=options.typo_habits)
+        self.model = options.generator.load("generator", self.ledger)
+        self.steps: StepStore | None = None
+
+    def identity(self) -> RunIdentity:
+        generator = self.options.generator
+        return RunIdentity(config=self.options.config(), seeds={"generation": self.options.seed},
+                           models={"generator": generator.spec},
+                           endpoints={"generator": generator.public()},
+                           extra={"base_url": generator.base_url})
+
+    async def setup(self, context: RunContext) -> None:
+        self.steps = context.steps
+
+    def plan(self) -> list[Community]:
+        return [Community(i) for i in range(self.config.communities)]
+
+    async def run_item(self, item: Community) -> dict:
+        return {"stats": await generate_community(item.index, self.config, self.model,
+                                                  self.steps, self.options.out)}
+
+    def summarise(self, records: list[dict], tally: Tally) -> GenerationMetrics:
+        communities = {r["key"]: r["stats"] if r["status"] == "ok"
+                       else {"failed": r["error"]["message"]} for r in records}
+        return GenerationMetrics(complete=tally.complete, communities=communities,
+                                 failures=tally.step_failures,
+                                 data=str(self.options.out / "synthetic_data"))
+
+    def render_report(self, metrics: GenerationMetrics, tally: Tally, manifest: dict,
+                      records: list[dict]) -> str:
+        config = manifest["config"]
+        return run_page(
+            self.title, manifest=manifest, failures=tally.failures,
+            step_failures=tally.step_failures,
+            summary=(f"Model: {config['model']} · seed {config['seed']} · "
+                     f"{config['communities']} community(ies) of {config['people']} people · "
+                     f"noise levels {', '.join(config['noises'])} · typo habits "
+                     f"{'on' if config.get('typo_habits', True) else 'off'} · data in "
+                     f"{metrics.data}"),
+            sections=lambda report: report_sections(report, metrics.communities))
+
+    async def aclose(self) -> None:
+        await self.model.aclose()
+
+
+def run_generate(options: GenerateOptions, *, progress: bool = True) -> Outcome:
+    return run_lens(Generation(options), options.out, progress=progress)

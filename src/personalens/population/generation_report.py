@@ -1,19 +1,12 @@
-"""report.html for a generation run: what was made, how it was checked, what it cost."""
+"""The generation sections of report.html: what was made and how it was checked."""
 
 from personalens.report import HtmlReport
 
 
-def build_report(summary: dict, manifest: dict) -> str:
-    report = HtmlReport("personalens · generated population")
-    config = manifest["config"]
-    report.paragraph(f"Model: {config['model']} · seed {config['seed']} · "
-                     f"{config['communities']} community(ies) of {config['people']} people · "
-                     f"noise levels {', '.join(config['noises'])} · typo habits "
-                     f"{'on' if config.get('typo_habits', True) else 'off'} · data in "
-                     f"{summary['data']}")
+def report_sections(report: HtmlReport, communities: dict[str, dict]) -> None:
     report.heading("Communities")
     rows = []
-    for name, stats in summary["communities"].items():
+    for name, stats in communities.items():
         if "failed" in stats:
             rows.append([name, "failed: " + stats["failed"], None, None, None, None, None,
                          None])
@@ -28,21 +21,9 @@ def build_report(summary: dict, manifest: dict) -> str:
     report.heading("Sessions per noise level", level=3)
     report.table(["community", "noise", "sessions", "utterances"],
                  [[name, noise, level["sessions"], level["utterances"]]
-                  for name, stats in summary["communities"].items() if "levels" in stats
+                  for name, stats in communities.items() if "levels" in stats
                   for noise, level in stats["levels"].items()])
-    fixes = [(name, fix) for name, stats in summary["communities"].items()
+    fixes = [(name, fix) for name, stats in communities.items()
              for fix in stats.get("fixes", [])]
     report.heading("Fixes applied in code", level=3)
     report.table(["community", "fix"], fixes) if fixes else report.paragraph("None.")
-    report.heading("Usage")
-    report.table(["role", "requests", "cached", "prompt tokens", "completion tokens"],
-                 [[role, u["requests"], u["cached_requests"], u["prompt_tokens"],
-                   u["completion_tokens"]] for role, u in manifest.get("usage", {}).items()])
-    report.paragraph(f"Estimated cost: ${manifest.get('estimated_cost_usd', 0.0):.4f} "
-                     "(from --price-per-mtok-in/out).")
-    if summary["failures"]:
-        report.heading("Failures")
-        report.table(["step", "kind", "message"],
-                     [[f["key"], f["error"]["kind"], f["error"]["message"][:300]]
-                      for f in summary["failures"]])
-    return report.render()

@@ -2,7 +2,9 @@
 
 A personal session whose text does not contain its answer item after a retry gets one plain
 sentence that does (recorded as `revealed_by: "fallback"`), so every queried item is revealed.
-A noise session that leaks a queried value after a retry is replaced by code-written small talk.
+A session no question references (noise, or an earlier value of an updated preference) must not
+leak any of the person's queried items (`reveal_check.leaked_items`, the check `personabench
+validate` runs): one that does after a retry is replaced by code-written small talk.
 """
 
 from typing import Literal
@@ -11,7 +13,7 @@ import pydantic
 
 from personalens.models import ChatModel, ModelCallFailed, complete_structured
 from personalens.population.document_plan import CONVERSATION, PURCHASE, USER_AI, SessionPlan
-from personalens.population.reveal_check import leaks, reveals, session_text
+from personalens.population.reveal_check import leaked_items, reveals, session_text
 
 SYSTEM = ("You write short, natural, realistic transcripts and records for a synthetic dataset "
           "of private documents. Reply with JSON only.")
@@ -132,37 +134,70 @@ def add_fallback(plan: SessionPlan, person: str, session: dict) -> dict:
     return session
 
 
-def small_talk(plan: SessionPlan, person: str) -> dict:
-    """Code-written noise that cannot leak anything: used when a model's noise leaked twice."""
+_SMALL_TALK = {
+    CONVERSATION: (("Did you see the forecast for the weekend?", "Rain again, apparently.",
+                    "At least it should clear up by the evening.", "Let's hope so."),
+                   ("How has your week been?", "Busy, but fine.", "Same here, mostly.",
+                    "Talk soon, then.")),
+    USER_AI: ((("user", "How many grams are in a kilogram?"),
+               ("assistant", "There are 1,000 grams in a kilogram."),
+               ("user", "And how many kilograms in a tonne?"),
+               ("assistant", "A metric tonne is 1,000 kilograms.")),
+              (("user", "How many minutes are in an hour?"),
+               ("assistant", "There are 60 minutes in an hour."),
+               ("user", "And how many seconds in a minute?"),
+               ("assistant", "There are 60 seconds in a minute."))),
+    PURCHASE: (("Paper towels, 6 rolls", "Absorbent two-ply kitchen paper towels.", "Generic",
+                "Household Supplies"),
+               ("AA batteries, 8 pack", "Alkaline batteries for everyday devices.", "Basics",
+                "Electronics")),
+}
+
+
+def _small_talk(plan: SessionPlan, person: str, variant: tuple) -> dict:
     if plan.kind == CONVERSATION:
-        lines = ["Did you see the forecast for the weekend?", "Rain again, apparently.",
-                 "At least it should clear up by the evening.", "Let's hope so."]
         speakers = [person, plan.partner]
         return {"target_name": plan.partner, "conversation": [
-            {"role": speakers[i % 2], "content": line} for i, line in enumerate(lines)]}
+            {"role": speakers[i % 2], "content": line} for i, line in enumerate(variant)]}
     if plan.kind == USER_AI:
-        return {"user_ai_interaction": [
-            {"role": "user", "content": "How many grams are in a kilogram?"},
-            {"role": "assistant", "content": "There are 1,000 grams in a kilogram."},
-            {"role": "user", "content": "And how many kilograms in a tonne?"},
-            {"role": "assistant", "content": "A metric tonne is 1,000 kilograms."}]}
-    return {"purchase_history": [{"title": "Paper towels, 6 rolls", "description":
-                                  "Absorbent two-ply kitchen paper towels.", "brand": "Generic",
-                                  "categories": ["Household Supplies"]}]}
+        return {"user_ai_interaction": [{"role": role, "content": line}
+                                        for role, line in variant]}
+    title, description, brand, category = variant
+    return {"purchase_history": [{"title": title, "description": description, "brand": brand,
+                                  "categories": [category]}]}
+
+
+def small_talk(plan: SessionPlan, person: str, queried: list[str] | None = None) -> dict:
+    """Code-written noise: used when a model's noise leaked twice. The first variant that names
+    none of `queried` (it would take a queried item such as "Household Supplies" to hit one)."""
+    variants = [_small_talk(plan, person, v) for v in _SMALL_TALK[plan.kind]]
+    return next((v for v in variants if not leaked_items(v, queried or [])), variants[-1])
+
+
+def clean_fallback(plan: SessionPlan, person: str, session: dict,
+                   queried: list[str] | None) -> dict:
+    """`session` with the fallback line; on small talk instead when that would leak."""
+    revealed = add_fallback(plan, person, session)
+    if queried and leaked_items(revealed, queried):
+        revealed = add_fallback(plan, person, small_talk(plan, person, queried))
+    return revealed
 
 
 async def write_session(model: ChatModel, plan: SessionPlan, person: str,
-                        personas: dict[str, str], forbidden: list[str],
+                        personas: dict[str, str], queried: list[str] | None,
                         style: str | None = None) -> dict:
     """The session in release form (without ids) plus how its content was checked.
 
+    `queried` is the person's `queried_items` for a session no question references (noise, or an
+    outdated value's): the session must leak none of them. It is None for sessions that reveal
+    an item a question asks for, which `personabench validate` does not check for leaks.
     `style` is how the person writes; it shapes their own turns (purchases are not typed).
 
     When the model cannot produce a valid session at all (it keeps breaking the JSON schema),
     code writes it (`model_failed: true`), so one bad reply does not sink a whole community; the
     count is reported with the run's statistics.
     """
-    session = small_talk(plan, person)
+    session = small_talk(plan, person, queried)
     for attempt in range(2):
         prompt = _prompt(plan, person, personas, strict=attempt > 0, style=style)
         try:
@@ -174,21 +209,25 @@ async def write_session(model: ChatModel, plan: SessionPlan, person: str,
         except ModelCallFailed as exc:
             if exc.kind != "invalid_structured_output":
                 raise  # the endpoint itself failed: a recorded step failure, retried on rerun
-            return _written_by_code(plan, person, exc)
+            return _written_by_code(plan, person, queried, exc)
         session = _to_release(plan, person, parsed)
-        text = session_text(session)
-        if plan.reveal is not None and reveals(text, plan.reveal.value, plan.reveal.attribute):
-            return {"session": session, "revealed_by": "model"}
-        if plan.reveal is None and not leaks(text, forbidden):
-            return {"session": session, "revealed_by": None}
-    if plan.reveal is not None:
-        return {"session": add_fallback(plan, person, session), "revealed_by": "fallback"}
-    return {"session": small_talk(plan, person), "revealed_by": None, "replaced_leak": True}
+        shown = plan.reveal is None or reveals(session_text(session), plan.reveal.value,
+                                               plan.reveal.attribute)
+        if shown and not (queried and leaked_items(session, queried)):
+            return {"session": session, "revealed_by": None if plan.reveal is None else "model"}
+    if plan.reveal is None:
+        return {"session": small_talk(plan, person, queried), "revealed_by": None,
+                "replaced_leak": True}
+    leaked = bool(queried and leaked_items(session, queried))
+    return {"session": clean_fallback(plan, person, small_talk(plan, person, queried) if leaked
+                                      else session, queried),
+            "revealed_by": "fallback", **({"replaced_leak": True} if leaked else {})}
 
 
-def _written_by_code(plan: SessionPlan, person: str, exc: ModelCallFailed) -> dict:
-    session = small_talk(plan, person)
+def _written_by_code(plan: SessionPlan, person: str, queried: list[str] | None,
+                     exc: ModelCallFailed) -> dict:
+    session = small_talk(plan, person, queried)
     if plan.reveal is None:
         return {"session": session, "revealed_by": None, "model_failed": str(exc)}
-    return {"session": add_fallback(plan, person, session), "revealed_by": "fallback",
+    return {"session": clean_fallback(plan, person, session, queried), "revealed_by": "fallback",
             "model_failed": str(exc)}

@@ -2,5 +2,6 @@
 
 from personalens.report.html_report import HtmlReport
 from personalens.report.plots import grouped_bars, line_plot
+from personalens.report.question_browser import BrowserEntry
 
-__all__ = ["HtmlReport", "grouped_bars", "line_plot"]
+__all__ = ["BrowserEntry", "HtmlReport", "grouped_bars", "line_plot"]

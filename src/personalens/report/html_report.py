@@ -4,6 +4,8 @@ import base64
 import html
 from collections.abc import Sequence
 
+from personalens.report.question_browser import BrowserEntry, render_browser
+
 _STYLE = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em}
@@ -43,6 +45,13 @@ class HtmlReport:
         self._parts.append(f'<figure><img alt="{html.escape(caption)}" '
                            f'src="data:image/png;base64,{data}"><figcaption>'
                            f"{html.escape(caption)}</figcaption></figure>")
+
+    def browser(self, entries: Sequence[BrowserEntry], facets: Sequence[str], *,
+                heading: str | None = "Browse entries", limit: int = 2000) -> None:
+        """A per-entry browser (title, facet tags, plain-text fields) filtered by `facets`
+        with CSS-only radio groups; entries beyond `limit` are left out, and counted."""
+        self._parts.append(render_browser(entries, facets, prefix=f"qb{len(self._parts)}",
+                                          heading=heading, limit=limit))
 
     def render(self) -> str:
         # No script is ever emitted, so a CSP forbidding scripts costs nothing and stops any

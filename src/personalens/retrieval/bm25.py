@@ -3,10 +3,10 @@
 import bm25s
 import numpy as np
 
-from personalens.retrieval.ranking import Document, Ranking, search_by_scores
+from personalens.retrieval.ranking import Document, Ranking, Unheld, search_by_scores
 
 
-class BM25Retriever:
+class BM25Retriever(Unheld):
     def __init__(self, k1: float = 1.5, b: float = 0.75, method: str = "lucene"):
         self.name = "bm25"
         self.k1, self.b, self.method = k1, b, method

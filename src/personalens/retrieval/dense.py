@@ -13,13 +13,13 @@ from personalens.retrieval.model_source import (
     load_model_once,
     resolve_model_source,
 )
-from personalens.retrieval.ranking import Document, Ranking, search_by_scores
+from personalens.retrieval.ranking import Document, Ranking, Unheld, search_by_scores
 
 # Re-exported: callers found the bundled model here before model_source existed.
 __all__ = ["BUNDLED_MINILM", "DenseIndex", "DenseRetriever", "bundled_minilm_path"]
 
 
-class DenseRetriever:
+class DenseRetriever(Unheld):
     def __init__(self, name: str, *, batch_size: int = 32, cache: EmbeddingCache | None = None):
         self.name = name
         self.source, self.identity = resolve_model_source(name)

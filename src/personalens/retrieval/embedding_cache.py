@@ -24,7 +24,10 @@ class EmbeddingCache:
 
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, timeout=30, isolation_level=None)
+        # Not bound to the opening thread: a run encodes on its blocking worker (runs.blocking),
+        # one call at a time, while the cache may have been opened on the main thread.
+        self._db = sqlite3.connect(path, timeout=30, isolation_level=None,
+                                   check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS embeddings (model TEXT NOT NULL, hash BLOB NOT NULL, "

@@ -73,6 +73,10 @@ class HybridRetriever:
         self.name = name
         self.components = components
 
+    def close(self) -> None:
+        for retriever, _ in self.components:
+            retriever.close()
+
     def index(self, docs: list[Document]) -> "HybridIndex":
         indexes = []
         for retriever, weight in self.components:

@@ -13,7 +13,7 @@ import numpy as np
 
 from personalens.errors import InputError
 from personalens.retrieval.model_source import load_model_once, resolve_model_source
-from personalens.retrieval.ranking import Document, Ranking, search_by_scores
+from personalens.retrieval.ranking import Document, Ranking, Unheld, search_by_scores
 
 COLBERT = "lightonai/colbertv2.0"
 
@@ -30,7 +30,7 @@ def require_pylate(name: str) -> None:
         raise InputError(f"retriever {kind!r} needs PyLate: pip install 'personalens[colbert]'")
 
 
-class LateInteractionRetriever:
+class LateInteractionRetriever(Unheld):
     """`colbert` or `colbert:<model name or local path>` (any PyLate ColBERT model)."""
 
     def __init__(self, model: str = COLBERT, *, name: str | None = None, batch_size: int = 32):

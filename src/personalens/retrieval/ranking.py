@@ -48,9 +48,23 @@ class ScoringIndex(Protocol):
 
 
 class Retriever(Protocol):
+    """Blocking: inside a run, call `index`, `search` and `close` through
+    `runs.blocking.run_blocking`, off the event loop."""
+
     name: str
 
     def index(self, docs: list[Document]) -> Index: ...
+
+    def close(self) -> None:
+        """Release what the retriever holds (a reranker's model); safe to call twice."""
+        ...
+
+
+class Unheld:
+    """For retrievers that hold nothing that needs releasing."""
+
+    def close(self) -> None:
+        return None
 
 
 def top_k(scores: np.ndarray, doc_ids: list[str], k: int) -> Ranking:

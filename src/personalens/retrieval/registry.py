@@ -8,7 +8,8 @@
 from collections.abc import Callable
 
 from personalens.errors import InputError
-from personalens.models.spec import DEFAULT_MODEL, load_model
+from personalens.models.settings import ModelSettings
+from personalens.models.spec import DEFAULT_MODEL
 from personalens.retrieval.bm25 import BM25Retriever
 from personalens.retrieval.dense import DenseRetriever
 from personalens.retrieval.hybrid import DEFAULT_HYBRID, HybridRetriever, parse_components
@@ -34,10 +35,13 @@ RETRIEVER_HELP = (
 _NOT_FUSABLE = ("hybrid", "rerank-ce", "rerank-llm")
 
 
-def get_retriever(name: str, *, ledger: UsageLedger | None = None) -> Retriever:
+def get_retriever(name: str, *, ledger: UsageLedger | None = None,
+                  endpoint: ModelSettings | None = None) -> Retriever:
     """The retriever a name stands for; InputError (one line) for a name that cannot work.
 
-    `ledger` receives an LLM reranker's token usage, so the run's manifest can report it.
+    An LLM reranker's model uses `endpoint`'s settings (base URL, key variable, cache,
+    concurrency, attempts, timeout) with its own spec, and records its usage in `ledger` under
+    the role "reranker", so the run's manifest reports it.
     """
     if not name.strip():
         raise InputError(f"empty retriever name; expected {RETRIEVER_HELP}")
@@ -50,7 +54,7 @@ def get_retriever(name: str, *, ledger: UsageLedger | None = None) -> Retriever:
         raise InputError(f"retriever {name!r}: nothing after ':'; use {family!r} for its "
                          f"default or {family}:<...>")
     if family == "rerank-llm":
-        return _rerank_llm(argument or None, name, ledger)
+        return _rerank_llm(argument or None, name, ledger, endpoint)
     return _FAMILIES[family](argument or None, name)
 
 
@@ -75,9 +79,10 @@ def _rerank_ce(model: str | None, name: str) -> Retriever:
     return RerankRetriever(CrossEncoderReranker(model or MS_MARCO_CROSS_ENCODER, name=name))
 
 
-def _rerank_llm(spec: str | None, name: str, ledger: UsageLedger | None) -> Retriever:
-    return RerankRetriever(LLMReranker(
-        lambda: load_model(spec or DEFAULT_MODEL, role="reranker", ledger=ledger), name=name))
+def _rerank_llm(spec: str | None, name: str, ledger: UsageLedger | None,
+                endpoint: ModelSettings | None) -> Retriever:
+    settings = (endpoint or ModelSettings(spec="")).with_spec(spec or DEFAULT_MODEL)
+    return RerankRetriever(LLMReranker(lambda: settings.load("reranker", ledger), name=name))
 
 
 _FAMILIES: dict[str, Callable[[str | None, str], Retriever]] = {

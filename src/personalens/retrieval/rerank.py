@@ -12,7 +12,6 @@ score a ranking the reranker never produced.
 import asyncio
 import re
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from itertools import pairwise
@@ -29,6 +28,7 @@ from personalens.models.structured import complete_structured
 from personalens.retrieval.bm25 import BM25Retriever
 from personalens.retrieval.model_source import load_model_once, resolve_model_source
 from personalens.retrieval.ranking import Document, Index, Ranking, Retriever
+from personalens.runs.blocking import call_on_loop, on_worker
 
 MS_MARCO_CROSS_ENCODER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
 DEPTH = 25
@@ -64,7 +64,7 @@ class RerankRetriever:
         return RerankIndex(self, docs)
 
     def close(self) -> None:
-        """Release the reranker's model (an LLM reranker holds a thread and an event loop)."""
+        """Release the reranker's model (the cross-encoder holds nothing to release)."""
         if hasattr(self.reranker, "close"):
             self.reranker.close()
 
@@ -195,22 +195,29 @@ class LLMReranker:
     Calls go through the models layer (response cache, retries, the endpoint's concurrency
     limit); all queries of a search are in flight together and that limit bounds them.
 
-    `make_model` is called once, at construction, on the reranker's own thread: the model's
-    SQLite response cache may only be used by the thread that opened it, and its HTTP client
-    and concurrency limiter by the event loop they first ran on. A spec that cannot load
-    raises its InputError here, before any run starts.
+    Inside a run, `search` runs on the harness's blocking worker (runs.blocking), and the model
+    calls go back to the run's own event loop. Called synchronously outside a run (a script),
+    the reranker runs them on an event loop of its own, created on first use.
+    `make_model` is called once, here: a spec that cannot load raises its InputError before
+    any run starts.
     """
 
     def __init__(self, make_model: Callable[[], ChatModel], *, name: str | None = None,
                  max_chars: int = 300, regenerations: int = 1):
-        self._loop = _LoopThread()
-        self.model = self._loop.call(make_model)
+        self.model = make_model()
         self.name = name or f"rerank-llm:{self.model.spec}"
         self.max_chars = max_chars
         self.regenerations = regenerations
+        self._runner: asyncio.Runner | None = None  # only for use outside a run
 
     def rescore(self, queries: list[str], candidates: list[list[str]]) -> list[Rescored]:
-        return self._loop.run(lambda: self._rescore_all(queries, candidates))
+        def rescore_all():
+            return self._rescore_all(queries, candidates)
+        if on_worker():
+            return call_on_loop(rescore_all)
+        if self._runner is None:
+            self._runner = asyncio.Runner()
+        return self._runner.run(rescore_all())
 
     async def _rescore_all(self, queries: list[str],
                            candidates: list[list[str]]) -> list[Rescored]:
@@ -233,31 +240,12 @@ class LLMReranker:
         return Rescored(order_scores(reply.ranking, len(texts)))
 
     def close(self) -> None:
-        """Close the model's connections and the private event loop."""
-        self._loop.run(self.model.aclose)
-        self._loop.close()
-
-
-class _LoopThread:
-    """One worker thread with one event loop, for everything an LLM reranker's model does.
-
-    Keeping the model on one thread and one loop is what its cache, client and limiter need;
-    a thread of its own also lets the synchronous `search` be called from code that is itself
-    running inside an event loop (PersonaBench's evaluation does).
-    """
-
-    def __init__(self):
-        self._runner = asyncio.Runner()
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="personalens-rerank")
-
-    def call(self, function):
-        """function() on the worker thread; its exceptions reach the caller."""
-        return self._worker.submit(function).result()
-
-    def run(self, make_coroutine):
-        # The coroutine is created on the worker, so a failed submit leaves none un-awaited.
-        return self.call(lambda: self._runner.run(make_coroutine()))
-
-    def close(self) -> None:
-        self._worker.submit(self._runner.close).result()
-        self._worker.shutdown()
+        """Close the model's connections: on the run's loop inside a run, else on our own."""
+        if on_worker():
+            call_on_loop(self.model.aclose)
+            return
+        if self._runner is None:
+            self._runner = asyncio.Runner()
+        self._runner.run(self.model.aclose())
+        self._runner.close()
+        self._runner = None

@@ -16,7 +16,7 @@ from personalens.retrieval.model_source import (
     load_model_once,
     resolve_model_source,
 )
-from personalens.retrieval.ranking import Document, Ranking, search_by_scores
+from personalens.retrieval.ranking import Document, Ranking, Unheld, search_by_scores
 
 SPLADE = "naver/splade-cocondenser-ensembledistil"
 
@@ -56,7 +56,7 @@ def rows_of(tensor) -> list[np.ndarray]:
     return [pack(cols[a:b], values[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
-class SparseRetriever:
+class SparseRetriever(Unheld):
     """`splade` or `splade:<model name or local path>`.
 
     `max_active_dims` keeps only the largest weights per text (SparseEncoder's own option);

@@ -1,8 +1,15 @@
-"""The runs layer: run directories that resume after any crash and never lose a record."""
+"""The runs layer: the harness every lens plugs into, and run directories that resume after any
+crash and never lose a record."""
 
 from personalens.runs.atomic import write_atomic
+from personalens.runs.failures import Failure, ItemFailure, RecordedFailure
+from personalens.runs.harness import Outcome, run_lens
+from personalens.runs.lens import Lens, Metrics, RunContext, RunIdentity, Tally
 from personalens.runs.provenance import fingerprint, package_versions
 from personalens.runs.run_directory import METRICS, RECORDS, REPORT, RunDirectory
+from personalens.runs.step_store import StepFailed, StepStore
 
-__all__ = ["METRICS", "RECORDS", "REPORT", "RunDirectory", "fingerprint", "package_versions",
+__all__ = ["METRICS", "RECORDS", "REPORT", "Failure", "ItemFailure", "Lens", "Metrics",
+           "Outcome", "RecordedFailure", "RunContext", "RunDirectory", "RunIdentity",
+           "StepFailed", "StepStore", "Tally", "fingerprint", "package_versions", "run_lens",
            "write_atomic"]

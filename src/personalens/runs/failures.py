@@ -13,6 +13,12 @@ class Failure(pydantic.BaseModel):
     attempts: int = 1
 
 
+class ItemFailure(Failure):
+    """A failed item as metrics.json lists it: its key beside the failure."""
+
+    key: str
+
+
 class RecordedFailure(Exception):
     """An error the harness records as a failed item (or step) instead of crashing the run.
 

@@ -123,6 +123,26 @@ class RunDirectory:
         os.close(self._lock_fd)
 
 
+def step_recorded(path: Path, key: str) -> bool:
+    """Whether the run at `path` holds a successful record for `key` (read-only, no lock).
+
+    Lets a lens skip expensive input checks whose result a finished step already holds.
+    """
+    records = path / RECORDS
+    if not records.exists():
+        return False
+    needle = json.dumps(key)
+    for line in records.read_text(encoding="utf-8", errors="replace").splitlines():
+        if needle in line:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if record.get("key") == key and record.get("status") == "ok":
+                return True
+    return False
+
+
 def _read_manifest(path: Path) -> dict[str, Any] | None:
     if not path.exists():
         return None

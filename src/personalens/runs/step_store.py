@@ -29,15 +29,23 @@ class StepStore:
         self.run = run
         self.on_step = on_step
         self.done = run.successful_records()
-        self.failures: list[dict] = []
+        self.failures: list[dict] = []  # failed steps and items of this session
+        self.failed_items: dict[str, dict] = {}
 
-    def append(self, record: dict) -> None:
-        """Record one item or step (status "ok" or "failed", with its error)."""
+    def append(self, record: dict, *, item: bool = False) -> None:
+        """Record one item or step (status "ok" or "failed", with its error).
+
+        What is kept is exactly what a replay would read (keys sorted as the record stores
+        them), so a resumed run writes byte-identical files.
+        """
         self.run.append(record)
+        record = json.loads(json.dumps(record, sort_keys=True))
         if record["status"] == "ok":
             self.done[record["key"]] = record
         else:
             self.failures.append(record)
+            if item:
+                self.failed_items[record["key"]] = record
 
     async def get(self, key: str, compute: Callable[[], Awaitable[Any]]) -> Any:
         """The step's value: replayed if recorded, else computed, recorded and returned."""
@@ -48,9 +56,6 @@ class StepStore:
         except RecordedFailure as exc:
             self.append({"key": key, "status": "failed", "error": exc.failure.model_dump()})
             raise StepFailed(key, exc) from exc
-        # Hand back exactly what a replay would read (keys sorted as the record stores them), so
-        # a resumed run writes byte-identical files.
-        value = json.loads(json.dumps(value, sort_keys=True))
         self.append({"key": key, "status": "ok", "value": value})
         self.on_step()
-        return value
+        return self.done[key]["value"]

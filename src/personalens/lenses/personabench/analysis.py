@@ -6,6 +6,10 @@ Means are over successful records; failed items are counted and listed, never sc
 from collections import Counter
 from collections.abc import Iterable
 
+import numpy as np
+
+from personalens.stats import mean_ci
+
 CATEGORIES = ("basic", "preference_easy", "preference_hard", "social")
 
 
@@ -13,13 +17,32 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def _with_ci(values: dict[str, list[float]]) -> dict:
+    """Each metric's mean, then ci_low and ci_high: {metric: bound} (95 %, over questions)."""
+    out: dict = {name: _mean(v) for name, v in values.items()}
+    bounds = {name: mean_ci(np.array(v)) for name, v in values.items()}
+    out["ci_low"] = {name: low for name, (low, _) in bounds.items()}
+    out["ci_high"] = {name: high for name, (_, high) in bounds.items()}
+    return out
+
+
 def _by_category(records: list[dict], section: str, fields: tuple[str, ...]) -> dict:
     out = {}
     for name in (*CATEGORIES, "overall"):
         chosen = [r for r in records if name == "overall" or r["category"] == name]
-        out[name] = {f: _mean([r[section][f] for r in chosen]) for f in fields}
-        out[name]["n"] = len(chosen)
+        out[name] = {**_with_ci({f: [r[section][f] for r in chosen] for f in fields}),
+                     "n": len(chosen)}
     return out
+
+
+def _info_updating(records: list[dict]) -> dict:
+    """1 - the share of outdated words still repeated, over questions that had an update."""
+    outdated = [r["outdated_recall"] for r in records if "outdated_recall" in r]
+    scored = _with_ci({"outdated_recall": outdated, "score": [1.0 - v for v in outdated]})
+    mean = scored["outdated_recall"]
+    return {"outdated_recall": mean, "n": len(outdated),
+            "score": None if mean is None else 1.0 - mean, "ci_low": scored["ci_low"],
+            "ci_high": scored["ci_high"]}
 
 
 def _condition(retriever: str, noise: str, records: list[dict], answered: bool) -> dict:
@@ -34,10 +57,7 @@ def _condition(retriever: str, noise: str, records: list[dict], answered: bool) 
     }
     if answered:
         result["end_to_end"] = _by_category(ok, "end_to_end", ("recall", "precision", "f1"))
-        outdated = [r["outdated_recall"] for r in ok if "outdated_recall" in r]
-        mean = _mean(outdated)
-        result["info_updating"] = {"outdated_recall": mean, "n": len(outdated),
-                                   "score": None if mean is None else 1.0 - mean}
+        result["info_updating"] = _info_updating(ok)
     return result
 
 

@@ -1,19 +1,19 @@
-"""`personalens personabench eval`: validate everything, then run, resume, score and report."""
+"""`personalens personabench eval`: the PersonaBench lens on the run harness."""
 
-import asyncio
-import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from personalens.errors import InputError
 from personalens.lenses.personabench.analysis import summarise
-from personalens.lenses.personabench.evaluation import GT_CONTEXT, Evaluation, plan
-from personalens.lenses.personabench.report_page import build_report
-from personalens.models import RetryPolicy, UsageLedger, load_model, merge_usage, validate_spec
+from personalens.lenses.personabench.evaluation import GT_CONTEXT, Evaluation, Item, plan
+from personalens.lenses.personabench.metrics import PersonabenchMetrics
+from personalens.lenses.personabench.report_page import browser_entries, report_sections
+from personalens.models import ModelSettings
 from personalens.population.release_reader import load_communities
+from personalens.report.run_page import run_page
 from personalens.retrieval import DenseRetriever, get_retriever
 from personalens.retrieval.dense import BUNDLED_MINILM
-from personalens.runs import RunDirectory, fingerprint, package_versions
+from personalens.runs import Lens, Outcome, RunIdentity, Tally, fingerprint, run_lens
 
 
 @dataclass(frozen=True)
@@ -23,21 +23,23 @@ class EvalOptions:
     noises: list[str]
     retrievers: list[str]
     k: int
-    model: str | None  # None: retrieval only
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    use_cache: bool = True
-    concurrency: int | None = None
-    max_attempts: int = 6
-    timeout: float = 120.0
+    model: ModelSettings | str | None  # the answering model; None: retrieval only
+    endpoint: ModelSettings | None = None  # for models named elsewhere (rerank-llm:<spec>)
+    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    @property
+    def target(self) -> ModelSettings | None:
+        return ModelSettings(spec=self.model) if isinstance(self.model, str) else self.model
 
     def config(self) -> dict:
         """What identifies the run: resuming with anything different is refused.
 
         The endpoint is not part of it: the same model may be served from another host later.
         """
+        target = self.target
         return {"lens": "personabench", "data": str(self.data.resolve()), "noises": self.noises,
-                "retrievers": self.retrievers, "k": self.k, "model": self.model}
+                "retrievers": self.retrievers, "k": self.k,
+                "model": target.spec if target else None}
 
 
 def normalise_noise(value: str) -> str:
@@ -51,75 +53,81 @@ def normalise_noise(value: str) -> str:
     return f"{number:.1f}" if round(number, 1) == number else f"{number:g}"
 
 
-@dataclass
-class Outcome:
-    metrics: dict
-    run_dir: Path
+class PersonabenchEval(Lens):
+    """Retrieval recall/nDCG and answer precision/recall/F1 per question and condition."""
+
+    name = "personabench"
+    title = "personalens · PersonaBench evaluation"
+
+    def __init__(self, options: EvalOptions):
+        """Validates everything (data, retrievers, model) before any run directory exists."""
+        super().__init__(options.prices)
+        if options.k < 1:
+            raise InputError(f"--k must be at least 1 (got {options.k})")
+        target = options.target
+        if target is not None:
+            target.validate_spec()
+        self.options = options
+        self.data = options.data.resolve()
+        self.communities = load_communities(self.data, options.noises)
+        retrievers = {name: None if name == GT_CONTEXT else get_retriever(
+            name, ledger=self.ledger, endpoint=target or options.endpoint)
+            for name in options.retrievers}
+        for retriever in retrievers.values():
+            # A model that cannot load must fail before the run directory exists. The bundled
+            # MiniLM always loads, and skipping it keeps warm-cache runs from loading it at all.
+            if isinstance(retriever, DenseRetriever) and retriever.name != BUNDLED_MINILM:
+                retriever.load()
+        self.items = plan(self.communities, options.noises, options.retrievers)
+        if not self.items:
+            raise InputError(f"nothing to evaluate: no person at noise "
+                             f"{', '.join(options.noises)} has both questions and documents",
+                             where=str(self.data))
+        model = None if target is None else target.load("target", self.ledger)
+        self.evaluation = Evaluation(retrievers, options.k, model)
+
+    def identity(self) -> RunIdentity:
+        target = self.options.target
+        files = [f for c in self.communities for f in c.files]
+        return RunIdentity(
+            config=self.options.config(), dataset_hash=fingerprint(files, self.data),
+            seeds={"answer": 0}, models={"target": target.spec} if target else {},
+            endpoints={"target": target.public()} if target else {},
+            extra={"base_url": target.base_url if target else None,
+                   "people_without_documents": sorted(
+                       {f"{c.name}/{p}" for c in self.communities for n in self.options.noises
+                        for p in c.questions if p not in c.levels[n].sessions})})
+
+    def plan(self) -> list[Item]:
+        return self.items
+
+    async def prepare(self, todo: list[Item]) -> None:
+        self.evaluation.group(todo)
+
+    async def run_item(self, item: Item) -> dict:
+        return await self.evaluation.record(item)
+
+    def summarise(self, records: list[dict], tally: Tally) -> PersonabenchMetrics:
+        return PersonabenchMetrics.model_validate(summarise(
+            records, n_planned=tally.n_planned, answered=self.options.model is not None))
+
+    def render_report(self, metrics: PersonabenchMetrics, tally: Tally, manifest: dict,
+                      records: list[dict]) -> str:
+        config = manifest["config"]
+        return run_page(
+            self.title, manifest=manifest, failures=tally.failures,
+            step_failures=tally.step_failures,
+            summary=(f"Data: {config['data']} · model: "
+                     f"{config['model'] or 'none (retrieval only)'} · k = {config['k']} · "
+                     f"items: {metrics.n_recorded} of {metrics.n_planned} recorded, "
+                     f"{metrics.n_failed} failed"),
+            sections=lambda report: report_sections(report, metrics),
+            browser=browser_entries(records))
+
+    async def aclose(self) -> None:
+        await self.evaluation.aclose()
 
 
-def run_eval(options: EvalOptions, progress=None) -> Outcome:
+def run_eval(options: EvalOptions, *, progress: bool = True) -> Outcome:
     """Validate inputs (nothing is written if any is bad), then evaluate into options.out."""
-    if options.k < 1:
-        raise InputError(f"--k must be at least 1 (got {options.k})")
-    if options.max_attempts < 1:
-        raise InputError(f"--max-attempts must be at least 1 (got {options.max_attempts})")
-    if options.model is not None:
-        validate_spec(options.model)
-    data = options.data.resolve()
-    communities = load_communities(data, options.noises)
-    retrievers = {name: None if name == GT_CONTEXT else get_retriever(name)
-                  for name in options.retrievers}
-    for retriever in retrievers.values():
-        # A model that cannot load must fail before the run directory exists. The bundled
-        # MiniLM always loads, and skipping it keeps warm-cache runs from loading it at all.
-        if isinstance(retriever, DenseRetriever) and retriever.name != BUNDLED_MINILM:
-            retriever.load()
-    ledger = UsageLedger()
-    model = None if options.model is None else load_model(
-        options.model, role="target", ledger=ledger, base_url=options.base_url,
-        api_key_env=options.api_key_env, use_cache=options.use_cache,
-        concurrency=options.concurrency, retry=RetryPolicy(max_attempts=options.max_attempts),
-        timeout=options.timeout)
-    items = plan(communities, options.noises, options.retrievers)
-    files = [f for c in communities for f in c.files]
-    dataset_hash = fingerprint(files, data)
-    run = RunDirectory.open(options.out, {
-        "command": " ".join(["personalens", *sys.argv[1:]]),
-        # The data's hash is part of the identity: resuming over changed files is refused.
-        "config": {**options.config(), "dataset_hash": dataset_hash},
-        "versions": package_versions(),
-        "dataset_hash": dataset_hash,
-        "seeds": {"answer": 0},
-        "models": {"target": options.model} if options.model else {},
-        "base_url": options.base_url,
-        "people_without_documents": sorted(
-            {f"{c.name}/{p}" for c in communities for n in options.noises
-             for p in c.questions if p not in c.levels[n].sessions}),
-    })
-    status = "interrupted"
-    try:
-        metrics = _execute(run, items, retrievers, options.k, model, ledger, progress)
-        status = "complete" if metrics["complete"] else "incomplete"
-    finally:
-        run.close(status)
-    return Outcome(metrics, options.out)
-
-
-def _execute(run, items, retrievers, k, model, ledger, progress) -> dict:
-    ok = run.successful_records()  # failed items are retried
-    todo = [item for item in items if item.key not in ok]
-    if progress is not None:
-        progress.start(total=len(items), completed=len(items) - len(todo))
-    evaluation = Evaluation(run, retrievers, k, model,
-                            on_record=(lambda r: progress.advance()) if progress else
-                            (lambda r: None))
-    try:
-        asyncio.run(evaluation.run_items(todo))
-    finally:
-        if progress is not None:
-            progress.stop()
-        run.write_manifest(usage=merge_usage(run.previous_usage, ledger.as_dict()))
-    records = run.records()
-    metrics = summarise(records.values(), n_planned=len(items), answered=model is not None)
-    run.write_outputs(metrics, build_report(metrics, run.manifest))
-    return metrics
+    return run_lens(PersonabenchEval(options), options.out, progress=progress)

@@ -1,7 +1,6 @@
 """Running a PersonaBench evaluation: retrieve per person, answer per question, record each."""
 
 import asyncio
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from personalens.lenses.personabench.answering import answer
@@ -12,9 +11,9 @@ from personalens.lenses.personabench.scoring import (
     score_retrieval,
 )
 from personalens.models import ChatModel, ModelCallFailed
-from personalens.population.release_reader import Community, Question, Session
+from personalens.population.release_reader import Community, Question
 from personalens.retrieval import Document, Retriever
-from personalens.runs import RunDirectory
+from personalens.runs.blocking import run_blocking
 
 GT_CONTEXT = "gt-context"
 
@@ -57,71 +56,62 @@ def gt_context_ids(alternatives: dict[str, list[str]], k: int) -> list[str]:
 
 
 class Evaluation:
-    def __init__(self, run: RunDirectory, retrievers: dict[str, Retriever | None], k: int,
-                 model: ChatModel | None, on_record: Callable[[dict], None] = lambda r: None):
-        self.run = run
+    """Retrieval per person (once per person, index and condition), then an answer per question.
+
+    Retrieval blocks (encoding, a reranker's model calls), so it runs off the event loop; the
+    questions of one person share one index and one batched search.
+    """
+
+    def __init__(self, retrievers: dict[str, Retriever | None], k: int,
+                 model: ChatModel | None):
         self.retrievers = retrievers
         self.k = k
         self.model = model
-        self.on_record = on_record
+        self._retrieved: dict[tuple, asyncio.Task] = {}
+        self._groups: dict[tuple, list[Item]] = {}
 
-    async def run_items(self, items: list[Item]) -> None:
-        """Evaluate `items` (already filtered to those not done), grouped per person's index."""
-        groups: dict[tuple, list[Item]] = {}
+    def group(self, items: list[Item]) -> None:
+        """Remember which items share a person's index, so one search serves all of them."""
+        self._groups = {}
         for item in items:
-            groups.setdefault((item.retriever, item.community.name, item.noise, item.person),
-                              []).append(item)
-        try:
-            for group in groups.values():
-                await self._run_group(group)
-        finally:
-            if self.model is not None:
-                await self.model.aclose()
+            self._groups.setdefault(_group_key(item), []).append(item)
 
-    async def _run_group(self, group: list[Item]) -> None:
+    async def record(self, item: Item) -> dict:
+        """The item's record fields; RecordedFailure (with the retrieval scores) if answering
+        fails for good."""
+        key = _group_key(item)
+        if key not in self._retrieved:
+            self._retrieved[key] = asyncio.ensure_future(self._retrieve_group(key))
+        ids = (await self._retrieved[key])[item.key]
+        level = item.community.levels[item.noise]
+        by_id = {s.segment_id: s for s in level.sessions[item.person]}
+        record = _retrieval_record(item, ids, level.ground_truth[item.question.q_id])
+        if self.model is None:
+            return record
+        try:
+            record.update(await self._answer(item.question, [by_id[i].text for i in ids]))
+        except ModelCallFailed as exc:
+            raise exc.with_data(record) from exc
+        return record
+
+    async def _retrieve_group(self, key: tuple) -> dict[str, list[str]]:
+        group = self._groups.get(key) or []
         first = group[0]
         level = first.community.levels[first.noise]
+        if first.retriever == GT_CONTEXT:
+            return {item.key: gt_context_ids(level.ground_truth[item.question.q_id], self.k)
+                    for item in group}
         sessions = level.sessions[first.person]
-        by_id = {s.segment_id: s for s in sessions}
-        retrieved = self._retrieve(first.retriever, sessions, group, level.ground_truth)
-        # Run the person's questions concurrently; the model's limiter bounds real parallelism.
-        await asyncio.gather(*(
-            self._finish(item, ids, [by_id[i].text for i in ids], level.ground_truth)
-            for item, ids in zip(group, retrieved, strict=True)
-        ))
+        retriever = self.retrievers[first.retriever]
 
-    def _retrieve(self, name: str, sessions: list[Session], group: list[Item],
-                  truth: dict[str, dict[str, list[str]]]) -> list[list[str]]:
-        if name == GT_CONTEXT:
-            return [gt_context_ids(truth[item.question.q_id], self.k) for item in group]
-        index = self.retrievers[name].index([Document(s.segment_id, s.text) for s in sessions])
-        return index.search([item.question.question for item in group], self.k).ids
-
-    async def _finish(self, item: Item, ids: list[str], chunks: list[str],
-                      truth: dict[str, dict[str, list[str]]]) -> None:
-        q = item.question
-        alternatives = truth[q.q_id]
-        retrieval = score_retrieval(ids, alternatives)
-        record = {
-            "key": item.key, "status": "ok", "community": item.community.name,
-            "noise": item.noise, "retriever": item.retriever, "person": item.person,
-            "q_id": q.q_id, "question": q.question, "type": q.type, "difficulty": q.difficulty,
-            "category": category(q.type, q.difficulty), "answer": q.answer,
-            "outdated_value": q.outdated_value, "ground_truth": alternatives,
-            "retrieved_ids": ids, "retrieval": {"recall": retrieval.recall,
-                                                "ndcg": retrieval.ndcg},
-        }
-        if self.model is not None:
-            record.update(await self._answer(q, chunks))
-        self.run.append(record)
-        self.on_record(record)
+        def search() -> list[list[str]]:
+            index = retriever.index([Document(s.segment_id, s.text) for s in sessions])
+            return index.search([item.question.question for item in group], self.k).ids
+        ids = await run_blocking(search)
+        return {item.key: found for item, found in zip(group, ids, strict=True)}
 
     async def _answer(self, q: Question, chunks: list[str]) -> dict:
-        try:
-            completion = await answer(self.model, q.question, chunks)
-        except ModelCallFailed as exc:
-            return {"status": "failed", "error": {"kind": exc.kind, "message": str(exc),
-                                                  "attempts": exc.attempts}}
+        completion = await answer(self.model, q.question, chunks)
         scores = score_answer(q.answer, completion.text)
         out = {
             "prediction": completion.text,
@@ -135,3 +125,27 @@ class Evaluation:
             out["outdated_recall"] = outdated_recall(q.outdated_value, completion.text,
                                                      q.answer)
         return out
+
+    async def aclose(self) -> None:
+        """Close the answering model and every retriever (a reranker holds a model)."""
+        for retriever in self.retrievers.values():
+            if retriever is not None:
+                await run_blocking(retriever.close)
+        if self.model is not None:
+            await self.model.aclose()
+
+
+def _group_key(item: Item) -> tuple:
+    return (item.retriever, item.community.name, item.noise, item.person)
+
+
+def _retrieval_record(item: Item, ids: list[str], alternatives: dict[str, list[str]]) -> dict:
+    q = item.question
+    retrieval = score_retrieval(ids, alternatives)
+    return {
+        "community": item.community.name, "noise": item.noise, "retriever": item.retriever,
+        "person": item.person, "q_id": q.q_id, "question": q.question, "type": q.type,
+        "difficulty": q.difficulty, "category": category(q.type, q.difficulty),
+        "answer": q.answer, "outdated_value": q.outdated_value, "ground_truth": alternatives,
+        "retrieved_ids": ids, "retrieval": {"recall": retrieval.recall, "ndcg": retrieval.ndcg},
+    }

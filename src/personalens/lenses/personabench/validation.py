@@ -3,7 +3,8 @@
 Checks, per community and noise level: every ground-truth id resolves (the loader's job); every
 queried answer item is revealed by at least one of its sessions; noise sessions reveal no queried
 item; the social graph is symmetric. Reveal and leak checks are lexical by default and use a
-judge model with `--judge`.
+judge model with `--judge`. The lexical leak check is the generator's own
+(`reveal_check.leaked_items` over `reveal_check.queried_items`), so generated data passes it.
 """
 
 import json
@@ -19,7 +20,7 @@ from personalens.population.release_reader import (
     find_communities,
     load_community,
 )
-from personalens.population.reveal_check import leaks, reveals
+from personalens.population.reveal_check import leaked_items, queried_items, reveals
 from personalens.population.social_graph import INVERSE, check_graph, from_release_json
 
 
@@ -62,24 +63,34 @@ async def validate(root: Path, judge: ChatModel | None = None) -> ValidationRepo
     return report
 
 
+def queried_by_person(community: Community, noise: str) -> dict[str, list[str]]:
+    """Each person's queried items at one noise level: every answer item of their questions
+    (own attributes, relationships, neighbours' attributes), people's names excepted.
+
+    The generator guards its noise sessions against exactly this set (`reveal_check`)."""
+    level = community.levels[noise]
+    # People's names are speakers and partners in any session, so they are not leaks.
+    names = set(community.questions) | _partners(level)
+    return {person: queried_items(((q.type, level.ground_truth[q.q_id])
+                                   for q in community.questions[person]), names)
+            for person in community.people(noise)}
+
+
 async def _check_level(community: Community, noise: str, judge: ChatModel | None,
                        report: ValidationReport) -> None:
     level = community.levels[noise]
     where = f"{community.name} noise {noise}"
     people = community.people(noise)
-    # People's names are speakers and partners in any session, so they are not leaks.
-    names = set(community.questions) | _partners(level)
+    queried = queried_by_person(community, noise)
     referenced = 0
     for person in people:
         texts = {s.segment_id: s.text for s in level.sessions[person]}
         used: set[str] = set()
-        items: list[str] = []
         for q in community.questions[person]:
             if q.type == "Subjective":
                 continue
             for item, ids in level.ground_truth[q.q_id].items():
                 used.update(ids)
-                items.append(item)
                 attribute = "relationship" if "relationship" in q.question else ""
                 shown = [i for i in ids if reveals(texts[i], item, attribute)
                          or (judge is not None and await _judge_reveals(
@@ -88,10 +99,9 @@ async def _check_level(community: Community, noise: str, judge: ChatModel | None
                     report.errors.append(f"{where}: {person} q_id {q.q_id} item {item!r} is not "
                                          f"revealed by its session(s) {', '.join(ids)}")
         referenced += len(used)
-        facts = [i for i in items if i not in names]
         for segment_id in sorted(set(texts) - used):
-            found = (await _judge_leaks(judge, texts[segment_id], facts) if judge
-                     else leaks(texts[segment_id], facts))
+            found = (await _judge_leaks(judge, texts[segment_id], queried[person]) if judge
+                     else leaked_items(json.loads(texts[segment_id]), queried[person]))
             if found:
                 report.errors.append(f"{where}: {person} noise session {segment_id} reveals "
                                      f"queried item(s) {', '.join(map(repr, found))}")

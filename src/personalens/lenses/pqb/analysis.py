@@ -13,7 +13,7 @@ import numpy as np
 
 from personalens.lenses.pqb.typo_edits import edit_counts
 from personalens.retrieval.metrics import flip_rate
-from personalens.stats import bootstrap_ci
+from personalens.stats import bootstrap_ci, mean_with_ci
 
 KS = (1, 5, 10, 20)
 MAX_K = max(KS)
@@ -25,12 +25,6 @@ def _hits(ranks: list[int | None], k: int) -> np.ndarray:
 
 def _rr(ranks: list[int | None]) -> np.ndarray:
     return np.array([0.0 if r is None else 1.0 / r for r in ranks])
-
-
-def _with_ci(values: np.ndarray, seed: int) -> dict:
-    low, high = bootstrap_ci(values, lambda v: float(v.mean()), seed=seed)
-    return {"value": float(values.mean()) if len(values) else None, "ci_low": low,
-            "ci_high": high, "n": int(len(values))}
 
 
 def pairs(records: list[dict]) -> list[tuple[dict, dict]]:
@@ -62,22 +56,25 @@ def summarise(records: list[dict], seed: int = 0) -> dict:
                 "value": rate(hits) if both else None, "ci_low": low, "ci_high": high}
         clean = _hits([r["rank_clean"] for r in typo], k)
         typos = _hits([r["rank_typo"] for r in typo], k)
-        metrics["hit"]["clean"][str(k)] = _with_ci(_hits([r["rank_clean"] for r in records], k),
-                                                   seed)
-        metrics["hit"]["typo"][str(k)] = _with_ci(typos, seed)
+        metrics["hit"]["clean"][str(k)] = mean_with_ci(
+            _hits([r["rank_clean"] for r in records], k), seed=seed)
+        metrics["hit"]["typo"][str(k)] = mean_with_ci(typos, seed=seed)
         # Clean hits on exactly the queries that have a typo version: the fair comparison.
-        metrics["hit"]["clean_on_typo"][str(k)] = _with_ci(clean, seed)
-        metrics["hit"]["drop"][str(k)] = _with_ci(clean - typos, seed)  # paired, same users
+        metrics["hit"]["clean_on_typo"][str(k)] = mean_with_ci(clean, seed=seed)
+        # Paired: the same users' queries, clean minus typo.
+        metrics["hit"]["drop"][str(k)] = mean_with_ci(clean - typos, seed=seed)
         _random_typo_hits(metrics["hit"], rand, k, seed)
     # What the typo queries actually do to the words, by kind (PQB's mechanisms).
     metrics["typo_edit_kinds"] = {
         "typo": dict(edit_counts([(r["syntax_query"], r["typo_query"]) for r in typo])),
         "random_typo": dict(edit_counts([(r["syntax_query"], r["random_typo_query"])
                                          for r in rand]))}
-    metrics["mrr"] = {"clean": _with_ci(_rr([r["rank_clean"] for r in records]), seed),
-                      "clean_on_typo": _with_ci(_rr([r["rank_clean"] for r in typo]), seed),
-                      "typo": _with_ci(_rr([r["rank_typo"] for r in typo]), seed),
-                      "random_typo": _with_ci(_rr([r["rank_random_typo"] for r in rand]), seed)}
+    metrics["mrr"] = {
+        name: mean_with_ci(_rr([r[field] for r in rows]), seed=seed)
+        for name, field, rows in (("clean", "rank_clean", records),
+                                  ("clean_on_typo", "rank_clean", typo),
+                                  ("typo", "rank_typo", typo),
+                                  ("random_typo", "rank_random_typo", rand))}
     return metrics
 
 
@@ -89,6 +86,6 @@ def _random_typo_hits(hit: dict, rand: list[dict], k: int, seed: int) -> None:
     clean = _hits([r["rank_clean"] for r in rand], k)
     personal = _hits([r["rank_typo"] for r in rand], k)
     random_typo = _hits([r["rank_random_typo"] for r in rand], k)
-    hit["random_typo"][str(k)] = _with_ci(random_typo, seed)
-    hit["random_drop"][str(k)] = _with_ci(clean - random_typo, seed)
-    hit["personal_minus_random"][str(k)] = _with_ci(personal - random_typo, seed)
+    hit["random_typo"][str(k)] = mean_with_ci(random_typo, seed=seed)
+    hit["random_drop"][str(k)] = mean_with_ci(clean - random_typo, seed=seed)
+    hit["personal_minus_random"][str(k)] = mean_with_ci(personal - random_typo, seed=seed)

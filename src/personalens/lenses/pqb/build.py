@@ -14,14 +14,15 @@ corpus.jsonl (meta_<Category>.jsonl lines), which `pqb eval --data` reads.
 import asyncio
 import json
 import random
-import sys
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import pydantic
+
 from personalens.errors import InputError
-from personalens.lenses.pqb.build_report import build_report
-from personalens.lenses.pqb.build_source import BuildSource, Product
+from personalens.lenses.pqb.build_report import report_sections
+from personalens.lenses.pqb.build_source import BuildSource, Product, open_source
 from personalens.lenses.pqb.candidate_queries import (
     FRAMES,
     candidate_messages,
@@ -34,22 +35,36 @@ from personalens.lenses.pqb.candidate_queries import (
 from personalens.lenses.pqb.pair_selection import SelectionOptions, select_pair
 from personalens.lenses.pqb.spacy_pipeline import load_pipeline
 from personalens.lenses.pqb.spelling_correction import get_corrector
+from personalens.lenses.pqb.style_encoder import EncoderOptions
 from personalens.lenses.pqb.style_profiles import (
     ProfileOptions,
     StyleProfiles,
-    load_profiles,
+    file_hashes,
+    load_checked,
     parse_histories,
     profiled_users,
-    saved,
     train_profiles,
 )
 from personalens.lenses.pqb.typo_injection import inject_random, inject_typos, passes_similarity
 from personalens.lenses.pqb.typo_profile import TypoProfile, learn_profile
-from personalens.models import DEFAULT_MODEL, RetryPolicy, UsageLedger, load_model, merge_usage
-from personalens.models.spec import validate_spec
+from personalens.models import DEFAULT_MODEL, ModelSettings
+from personalens.report.run_page import run_page
 from personalens.retrieval import DenseRetriever
-from personalens.runs import RunDirectory, package_versions, write_atomic
-from personalens.runs.step_store import StepFailed, StepStore
+from personalens.runs import (
+    ItemFailure,
+    Lens,
+    Metrics,
+    Outcome,
+    RunContext,
+    RunIdentity,
+    StepFailed,
+    StepStore,
+    Tally,
+    run_lens,
+    write_atomic,
+)
+from personalens.runs.blocking import run_blocking
+from personalens.runs.run_directory import step_recorded
 
 CANDIDATE_SOURCES = ("model", "templates")
 
@@ -59,12 +74,7 @@ class BuildOptions:
     out: Path
     source: BuildSource = field(repr=False, compare=False)
     source_config: dict = field(default_factory=dict)  # what identifies the input files
-    model: str = DEFAULT_MODEL
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    use_cache: bool = True
-    concurrency: int | None = None
-    max_attempts: int = 6
+    model: ModelSettings | str = DEFAULT_MODEL  # writes candidates; its endpoint serves llm:
     candidates: str = "model"  # or "templates"
     candidates_per_item: int = 8
     similarity_model: str = "minilm"
@@ -77,10 +87,29 @@ class BuildOptions:
     max_typo_words: int = 3
     typo_attempts: int = 5
     seed: int = 0
+    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    @property
+    def writer(self) -> ModelSettings:
+        return ModelSettings(spec=self.model) if isinstance(self.model, str) else self.model
+
+    @classmethod
+    def from_flags(cls, *, reviews: Path | None, meta: Path | None, population: Path | None,
+                   min_sentences: int, min_df: int, covariance: str, rank: int,
+                   encoder_epochs: int, region: float, margin: float, seed: int,
+                   **rest) -> "BuildOptions":
+        """The command line's flat options, assembled (the source is read and hashed here)."""
+        source, source_config = open_source(reviews, meta, population)
+        profile = ProfileOptions(min_sentences=min_sentences, min_df=min_df,
+                                 covariance=covariance, rank=rank,
+                                 encoder=replace(EncoderOptions(), epochs=encoder_epochs,
+                                                 seed=seed))
+        return cls(source=source, source_config=source_config, profile=profile,
+                   selection=SelectionOptions(region=region, margin=margin), seed=seed, **rest)
 
     def config(self) -> dict:
         p, s = self.profile, self.selection
-        return {"lens": "pqb-build", **self.source_config, "model": self.model,
+        return {"lens": "pqb-build", **self.source_config, "model": self.writer.spec,
                 "candidates": self.candidates, "candidates_per_item": self.candidates_per_item,
                 "similarity_model": self.similarity_model, "similarity": self.similarity,
                 "min_sentences": p.min_sentences, "min_df": p.min_df,
@@ -95,11 +124,10 @@ class BuildOptions:
 class _Context:
     options: BuildOptions
     nlp: object
-    store: StepStore
+    store: StepStore | None
     model: object | None
     corrector: object
     embedder: DenseRetriever
-    ledger: UsageLedger
     profiles: StyleProfiles | None = None
     typos: dict[str, TypoProfile] = field(default_factory=dict)
 
@@ -125,82 +153,147 @@ def check_options(options: BuildOptions) -> None:
         if value < 1:
             raise InputError(f"{flag} must be at least 1")
     if options.candidates == "model":
-        validate_spec(options.model)
+        options.writer.validate_spec()
 
 
-def run_build(options: BuildOptions, progress=None) -> dict:
-    """Everything that can refuse the input does so before the run directory is created."""
-    check_options(options)
-    nlp = load_pipeline()
-    embedder = DenseRetriever(options.similarity_model)
-    style = options.out / "style"
-    sentences = None if saved(style) else parse_histories(options.source.histories, nlp)
-    kept = None if sentences is None else profiled_users(sentences, options.profile)
-    ledger = UsageLedger()
-    model_options = {"ledger": ledger, "base_url": options.base_url,
-                     "api_key_env": options.api_key_env, "use_cache": options.use_cache,
-                     "concurrency": options.concurrency,
-                     "retry": RetryPolicy(max_attempts=options.max_attempts)}
-    model = (load_model(options.model, role="generator", **model_options)
-             if options.candidates == "model" else None)
-    corrector = get_corrector(options.corrector, **model_options)
-    run = RunDirectory.open(options.out, {
-        "command": " ".join(["personalens", *sys.argv[1:]]), "config": options.config(),
-        "versions": package_versions(), "seeds": {"build": options.seed,
-                                                  "encoder": options.profile.encoder.seed},
-        "models": {"generator": options.model if options.candidates == "model" else None,
-                   "corrector": options.corrector},
-    })
-    status = "interrupted"
-    try:
-        profiles = (load_profiles(style) if sentences is None
-                    else train_profiles(sentences, kept, options.profile, style))
-        context = _Context(options, nlp, StepStore(run), model, corrector, embedder, ledger,
-                           profiles)
-        summary = _execute(context, run, progress)
-        status = "complete" if summary["complete"] else "incomplete"
-    finally:
-        run.close(status)
-    return summary
+@dataclass(frozen=True)
+class BuildItem:
+    product: Product
+    users: list[str]
+
+    @property
+    def key(self) -> str:
+        return f"item/{self.product.parent_asin}"
 
 
-def _execute(context: _Context, run: RunDirectory, progress) -> dict:
-    options, source = context.options, context.options.source
-    profiled = sorted(context.profiles.gaussians)
-    items = _items(source, profiled, options)
-    results: list[dict] = []
+class BuildMetrics(Metrics):
+    """The build's funnel, each count traceable to records.jsonl and the written files."""
 
-    async def build_one(product: Product, users: list[str]) -> dict:
-        result = await _with_typos(context, await _item(context, product, users))
-        if progress is not None:
-            progress.advance()
-        return result
+    model_config = pydantic.ConfigDict(extra="allow")  # the summary's keys, as they were
+    complete: bool
+    users: int
+    profiled_users: int
+    items: int
+    candidates: int
+    candidates_valid: int
+    queries: int
+    typo_queries: int
+    skipped_by_reason: dict[str, int]
+    failures: list[ItemFailure]
 
-    async def main():
-        try:
-            context.typos = await _typo_profiles(context, profiled)
-            if progress is not None:
-                progress.start(total=len(items), completed=0)
-            # All items at once: the model's concurrency limit bounds the calls in flight, and
-            # results keep the items' order whatever order they finish in.
-            results.extend(await asyncio.gather(*(build_one(p, u) for p, u in items)))
-        finally:
-            for model in (context.model, getattr(context.corrector, "model", None)):
-                if model is not None:
-                    await model.aclose()
-            if progress is not None:
-                progress.stop()
+    def headlines(self) -> list[str]:
+        out = self.options_out
+        return [f"data: {out / 'queries.json'}, {out / 'corpus.jsonl'}",
+                f"{self.profiled_users} of {self.users} users profiled; {self.items} items "
+                f"tried; {self.queries} queries, {self.typo_queries} with typos"]
 
-    try:
-        asyncio.run(main())
-    finally:
-        run.write_manifest(usage=merge_usage(run.previous_usage, context.ledger.as_dict()))
-    _write_dataset(options.out, source, results)
-    write_atomic(options.out / "typo_profiles.json", json.dumps(
-        {uid: p.to_json() for uid, p in context.typos.items()}, indent=1, sort_keys=True))
-    summary = summarise(results, context, source)
-    run.write_outputs(summary, build_report(summary, run.manifest))
-    return summary
+    @property
+    def options_out(self) -> Path:
+        return Path(self.__pydantic_extra__["out"])
+
+
+class PqbBuild(Lens):
+    """Items are products with two or more profiled users; the profiles and each user's
+    spelling correction are steps before the plan, typo versions steps after it."""
+
+    name = "pqb build"
+    title = "personalens · PersonalQuery-Benchmark build"
+
+    def __init__(self, options: BuildOptions):
+        """Everything that can refuse the input does so here, before the folder exists."""
+        super().__init__(options.prices)
+        check_options(options)
+        self.options = options
+        writer = options.writer
+        nlp = load_pipeline()
+        self.sentences = None
+        if not step_recorded(options.out, STYLE_STEP):
+            self.sentences = parse_histories(options.source.histories, nlp)
+            self.kept = profiled_users(self.sentences, options.profile)
+        model = (writer.load("generator", self.ledger) if options.candidates == "model"
+                 else None)
+        corrector = get_corrector(options.corrector, settings=writer, ledger=self.ledger)
+        self.context = _Context(options, nlp, None, model, corrector,
+                                DenseRetriever(options.similarity_model))
+        self.items: list[BuildItem] = []
+
+    def identity(self) -> RunIdentity:
+        options = self.options
+        writer = options.writer
+        models = {"generator": writer.spec} if options.candidates == "model" else {}
+        if options.corrector.startswith("llm:"):
+            models["corrector"] = options.corrector.removeprefix("llm:")
+        return RunIdentity(config=options.config(),
+                           seeds={"build": options.seed, "encoder": options.profile.encoder.seed},
+                           models=models, endpoints={role: writer.public() for role in models})
+
+    async def setup(self, context: RunContext) -> None:
+        self.context.store = context.steps
+        style = self.options.out / "style"
+
+        async def train() -> dict:
+            await run_blocking(train_profiles, self.sentences, self.kept, self.options.profile,
+                               style)
+            return file_hashes(style)
+        hashes = await context.steps.get(STYLE_STEP, train)
+        self.context.profiles = load_checked(style, hashes)
+        profiled = sorted(self.context.profiles.gaussians)
+        self.context.typos = await _typo_profiles(self.context, profiled)
+        self.items = [BuildItem(p, u) for p, u in _items(self.options.source, profiled,
+                                                          self.options)]
+
+    def plan(self) -> list[BuildItem]:
+        return self.items
+
+    async def run_item(self, item: BuildItem) -> dict:
+        result = await _build_item(self.context, item.product, item.users)
+        return {**result, "outcome": result.pop("status")}
+
+    async def finish(self, records: list[dict]) -> None:
+        results = [await _with_typos(self.context, _result(r)) for r in records]
+        _write_dataset(self.options.out, self.options.source, results)
+        write_atomic(self.options.out / "typo_profiles.json", json.dumps(
+            {uid: p.to_json() for uid, p in self.context.typos.items()}, indent=1,
+            sort_keys=True))
+        self.results = results
+
+    def summarise(self, records: list[dict], tally: Tally) -> BuildMetrics:
+        return BuildMetrics.model_validate({
+            **summarise(self.results, self.context, self.options.source),
+            "complete": tally.complete, "failures": tally.failures + tally.step_failures,
+            "out": str(self.options.out)})
+
+    def render_report(self, metrics: BuildMetrics, tally: Tally, manifest: dict,
+                      records: list[dict]) -> str:
+        config = manifest["config"]
+        return run_page(
+            self.title, manifest=manifest, failures=tally.failures,
+            step_failures=tally.step_failures,
+            summary=(f"Source: {metrics.origin} · candidates: {config['candidates']} "
+                     f"({config['model'] if config['candidates'] == 'model' else 'templates'})"
+                     f" · seed {config['seed']}"),
+            sections=lambda report: report_sections(report, metrics, config))
+
+    async def aclose(self) -> None:
+        for model in (self.context.model, getattr(self.context.corrector, "model", None)):
+            if model is not None:
+                await model.aclose()
+
+
+STYLE_STEP = "style/profiles"
+
+
+def _result(record: dict) -> dict:
+    """An item record as the build's result: its outcome as `status` (failed items too)."""
+    fields = {k: v for k, v in record.items() if k not in ("key", "status", "outcome")}
+    if record["status"] != "ok":
+        return {"asin": record["key"].removeprefix("item/"), "status": "failed",
+                "error": record["error"]}
+    return {**fields, "status": record["outcome"]}
+
+
+def run_build(options: BuildOptions, *, progress: bool = True) -> Outcome:
+    return run_lens(PqbBuild(options), options.out, progress=progress)
 
 
 def _items(source: BuildSource, profiled: list[str], options: BuildOptions
@@ -231,15 +324,6 @@ async def _typo_profiles(context: _Context, users: list[str]) -> dict[str, TypoP
 
     learned = await asyncio.gather(*(profile(uid) for uid in users))
     return {uid: p for uid, p in zip(users, learned, strict=True) if p is not None}
-
-
-async def _item(context: _Context, product: Product, users: list[str]) -> dict:
-    async def compute():
-        return await _build_item(context, product, users)
-    try:
-        return await context.store.get(f"item/{product.parent_asin}", compute)
-    except StepFailed as exc:
-        return {"asin": product.parent_asin, "status": "failed", "error": str(exc)}
 
 
 async def _candidates(context: _Context, terms: list[str]) -> list[str]:
@@ -359,7 +443,6 @@ def summarise(results: list[dict], context: _Context, source: BuildSource) -> di
     queries = [q for r in results if r["status"] == "ok" for q in r["queries"]]
     profiles = context.profiles
     summary = {
-        "complete": not context.store.failures,
         "origin": source.origin, "users": len(source.histories),
         "profiled_users": len(profiles.gaussians), "products": len(source.products),
         "items": len(results), "items_by_status": dict(statuses),
@@ -375,7 +458,6 @@ def summarise(results: list[dict], context: _Context, source: BuildSource) -> di
         "random_skipped_by_reason": dict(Counter(q["random_skipped"] for q in queries
                                                  if q["random_skipped"] and q["typo_query"])),
         "sentences": profiles.sentences,
-        "failures": context.store.failures,
         "typo_rates": {uid: p.rates for uid, p in sorted(context.typos.items())},
     }
     if source.typo_truth:

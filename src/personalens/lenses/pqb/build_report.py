@@ -1,15 +1,13 @@
-"""report.html for `pqb build`: what was kept at each stage, and why the rest was not."""
+"""The `pqb build` sections of report.html: what was kept at each stage, and why the rest was
+not."""
 
 from personalens.population.typo_habits import KINDS
 from personalens.report import HtmlReport, grouped_bars
 
 
-def build_report(summary: dict, manifest: dict) -> str:
-    report = HtmlReport("personalens · PersonalQuery-Benchmark build")
-    config = manifest["config"]
-    report.paragraph(f"Source: {summary['origin']} · candidates: {config['candidates']}"
-                     f" ({config['model'] if config['candidates'] == 'model' else 'templates'})"
-                     f" · seed {config['seed']}")
+def report_sections(report: HtmlReport, metrics, config: dict) -> None:
+    """The funnel: what was kept at each stage, and why the rest was not."""
+    summary = metrics.to_json()
     report.heading("Funnel")
     report.table(["stage", "count"], [
         ["users with a writing history", summary["users"]],
@@ -34,12 +32,6 @@ def build_report(summary: dict, manifest: dict) -> str:
         if summary[key]:
             report.table([label, "queries"], sorted(summary[key].items()))
     _typo_section(report, summary)
-    if summary["failures"]:
-        report.heading("Failures (rerun the same command to retry)")
-        report.table(["step", "kind", "error", "attempts"],
-                     [[f["key"], f["error"]["kind"], f["error"]["message"], f["error"]["attempts"]]
-                      for f in summary["failures"]])
-    return report.render()
 
 
 def _typo_section(report: HtmlReport, summary: dict) -> None:

@@ -1,17 +1,27 @@
 """`personalens pqb eval`: released queries (--queries + --meta) or a built dataset (--data)."""
 
 import os
-import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from personalens.errors import InputError
 from personalens.lenses.pqb.analysis import MAX_K, summarise
-from personalens.lenses.pqb.release_format import load_corpus, load_queries
-from personalens.lenses.pqb.report_page import build_report
-from personalens.models import UsageLedger, merge_usage
+from personalens.lenses.pqb.metrics import PqbMetrics
+from personalens.lenses.pqb.release_format import QueryGroup, QueryRecord, load_corpus, load_queries
+from personalens.lenses.pqb.report_page import SHOWN, browser_entries, report_sections
+from personalens.models import ModelSettings
+from personalens.report.run_page import run_page
 from personalens.retrieval import get_retriever
-from personalens.runs import RunDirectory, fingerprint, package_versions
+from personalens.runs import (
+    Lens,
+    Outcome,
+    RecordedFailure,
+    RunIdentity,
+    Tally,
+    fingerprint,
+    run_lens,
+)
+from personalens.runs.blocking import run_blocking
 
 
 @dataclass(frozen=True)
@@ -21,6 +31,7 @@ class PqbOptions:
     retriever: str
     out: Path
     seed: int = 0
+    endpoint: ModelSettings | None = None  # for a retriever's model (rerank-llm:<spec>)
 
     @classmethod
     def from_data(cls, data: Path, **kwargs) -> "PqbOptions":
@@ -30,83 +41,128 @@ class PqbOptions:
                 raise InputError(f"{data} is not a pqb build folder (no {name})")
         return cls(queries=data / "queries.json", meta=data / "corpus.jsonl", **kwargs)
 
+    @classmethod
+    def from_flags(cls, data: Path | None, queries: Path | None, meta: Path | None,
+                   **kwargs) -> "PqbOptions":
+        """--data DIR, or --queries with --meta; anything else is refused."""
+        if data is not None and (queries or meta):
+            raise InputError("give --data, or --queries with --meta, not both")
+        if data is None and not (queries and meta):
+            raise InputError("give --data DIR (a pqb build folder), or both --queries and "
+                             "--meta")
+        if data is not None:
+            return cls.from_data(data, **kwargs)
+        return cls(queries=queries, meta=meta, **kwargs)
+
     def config(self) -> dict:
         return {"lens": "pqb", "queries": str(self.queries.resolve()),
                 "meta": str(self.meta.resolve()), "retriever": self.retriever,
                 "seed": self.seed}
 
 
-def run_pqb_eval(options: PqbOptions) -> dict:
-    groups = load_queries(options.queries)
-    corpus = load_corpus(options.meta)
-    known = {d.id for d in corpus}
-    for group in groups:
-        for record in group.records:
-            if record.asin not in known:
-                raise InputError(f"asin {record.asin} of item {group.parent_asin} is not in the "
-                                 f"meta file {options.meta}", where=str(options.queries))
-    ledger = UsageLedger()
-    retriever = get_retriever(options.retriever, ledger=ledger)
-    files = [options.queries.resolve(), options.meta.resolve()]
-    # The data's hash is part of the config: a run never resumes onto changed queries.
-    config = {**options.config(),
-              "dataset_hash": fingerprint(files, Path(os.path.commonpath(files)))}
-    run = RunDirectory.open(options.out, {
-        "command": " ".join(["personalens", *sys.argv[1:]]), "config": config,
-        "versions": package_versions(), "seeds": {"bootstrap": options.seed},
-    })
-    status = "interrupted"
-    try:
-        done = run.successful_records()  # failed rankings are retried
-        todo = [(g, r) for g in groups for r in g.records
-                if f"{g.parent_asin}/{r.uid}" not in done]
-        if todo:
-            try:
-                _evaluate(run, retriever, corpus, todo)
-            finally:
-                run.write_manifest(usage=merge_usage(run.previous_usage, ledger.as_dict()))
-        records = list(run.records().values())
-        metrics = summarise([r for r in records if r["status"] == "ok"], seed=options.seed)
-        metrics["retriever"] = options.retriever
-        metrics["failures"] = [r for r in records if r["status"] != "ok"]
-        run.write_outputs(metrics, build_report(metrics, run.manifest))
-        status = "incomplete" if metrics["failures"] else "complete"
-    finally:
-        run.close(status)
-    return metrics
+@dataclass(frozen=True)
+class QueryItem:
+    group: QueryGroup
+    record: QueryRecord
+
+    @property
+    def key(self) -> str:
+        return f"{self.group.parent_asin}/{self.record.uid}"
+
+    def texts(self) -> dict[str, str | None]:
+        """The record's query texts by kind (clean is the release's syntax_query)."""
+        return {"clean": self.record.syntax_query, "typo": self.record.typo_query,
+                "random_typo": self.record.random_typo_query}
 
 
-def _evaluate(run, retriever, corpus, todo) -> None:
-    index = retriever.index(corpus)
-    texts = list(dict.fromkeys(q for _, r in todo for q in _queries(r).values() if q))
-    try:
-        ranking = index.search(texts, MAX_K)
-    finally:
-        if hasattr(retriever, "close"):  # an LLM reranker's model, thread and loop
-            retriever.close()
-    ranked = dict(zip(texts, ranking.ids, strict=True))
-    errors = dict(zip(texts, ranking.errors or [None] * len(texts), strict=True))
+@dataclass
+class _Ranked:
+    ids: dict[str, list[str]] = field(default_factory=dict)  # query text -> top MAX_K ids
+    errors: dict[str, str | None] = field(default_factory=dict)
 
-    def rank(query: str | None, asin: str) -> int | None:
-        if query is None or asin not in ranked[query]:
-            return None
-        return ranked[query].index(asin) + 1
 
-    for group, record in todo:
-        queries = _queries(record)
-        key = {"key": f"{group.parent_asin}/{record.uid}", "parent_asin": group.parent_asin,
-               "asin": record.asin, "uid": record.uid}
-        failed = [errors[q] for q in queries.values() if q and errors[q]]
+class PqbEval(Lens):
+    """Flip rate, Hit@K and MRR of one retriever for every released (or built) query record."""
+
+    name = "pqb eval"
+    title = "personalens · PersonalQuery-Benchmark evaluation"
+
+    def __init__(self, options: PqbOptions):
+        super().__init__()
+        self.options = options
+        self.groups = load_queries(options.queries)
+        self.corpus = load_corpus(options.meta)
+        known = {d.id for d in self.corpus}
+        for group in self.groups:
+            for record in group.records:
+                if record.asin not in known:
+                    raise InputError(f"asin {record.asin} of item {group.parent_asin} is not in "
+                                     f"the meta file {options.meta}", where=str(options.queries))
+        self.retriever = get_retriever(options.retriever, ledger=self.ledger,
+                                       endpoint=options.endpoint)
+        self.ranked = _Ranked()
+
+    def identity(self) -> RunIdentity:
+        files = [self.options.queries.resolve(), self.options.meta.resolve()]
+        return RunIdentity(config=self.options.config(),
+                           dataset_hash=fingerprint(files, Path(os.path.commonpath(files))),
+                           seeds={"bootstrap": self.options.seed})
+
+    def plan(self) -> list[QueryItem]:
+        return [QueryItem(g, r) for g in self.groups for r in g.records]
+
+    async def prepare(self, todo: list[QueryItem]) -> None:
+        """One index of the corpus and one batched search for every query text still to do."""
+        texts = list(dict.fromkeys(q for item in todo for q in item.texts().values() if q))
+        if not texts:
+            return
+
+        def search():
+            return self.retriever.index(self.corpus).search(texts, MAX_K)
+        ranking = await run_blocking(search)
+        self.ranked.ids = dict(zip(texts, ranking.ids, strict=True))
+        self.ranked.errors = dict(zip(texts, ranking.errors or [None] * len(texts), strict=True))
+
+    async def run_item(self, item: QueryItem) -> dict:
+        record = item.record
+        fields = {"parent_asin": item.group.parent_asin, "asin": record.asin, "uid": record.uid}
+        failed = [self.ranked.errors[q] for q in item.texts().values()
+                  if q and self.ranked.errors[q]]
         if failed:
-            run.append({**key, "status": "failed", "error": failed[0]})
-            continue
-        run.append({**key, "status": "ok", "syntax_query": record.syntax_query,
-                    "typo_query": record.typo_query,
-                    "random_typo_query": record.random_typo_query,
-                    **{f"rank_{kind}": rank(q, record.asin) for kind, q in queries.items()}})
+            raise RecordedFailure("rerank_failed", failed[0], data=fields)
+        return {**fields, "syntax_query": record.syntax_query, "typo_query": record.typo_query,
+                "random_typo_query": record.random_typo_query,
+                **{f"rank_{kind}": self._rank(q, record.asin)
+                   for kind, q in item.texts().items()},
+                # The head of each ranking, for the report's browser.
+                **{f"top_{kind}": self.ranked.ids[q][:SHOWN] if q else None
+                   for kind, q in item.texts().items()}}
+
+    def _rank(self, query: str | None, asin: str) -> int | None:
+        if query is None or asin not in self.ranked.ids[query]:
+            return None
+        return self.ranked.ids[query].index(asin) + 1
+
+    def summarise(self, records: list[dict], tally: Tally) -> PqbMetrics:
+        metrics = summarise([r for r in records if r["status"] == "ok"], seed=self.options.seed)
+        return PqbMetrics.model_validate({**metrics, "retriever": self.options.retriever,
+                                          "failures": tally.failures})
+
+    def render_report(self, metrics: PqbMetrics, tally: Tally, manifest: dict,
+                      records: list[dict]) -> str:
+        config = manifest["config"]
+        return run_page(
+            self.title, manifest=manifest, failures=tally.failures,
+            step_failures=tally.step_failures,
+            summary=(f"Queries: {config['queries']} · corpus: {config['meta']} · retriever: "
+                     f"{config['retriever']} · {metrics.n_queries} queries, "
+                     f"{metrics.n_pairs} user pairs, {metrics.n_typo} typo queries"),
+            sections=lambda report: report_sections(report, metrics, config["retriever"]),
+            browser=browser_entries(records))
+
+    async def aclose(self) -> None:
+        await run_blocking(self.retriever.close)
 
 
-def _queries(record) -> dict[str, str | None]:
-    """The record's query texts by kind (clean is the release's syntax_query)."""
-    return {"clean": record.syntax_query, "typo": record.typo_query,
-            "random_typo": record.random_typo_query}
+def run_pqb_eval(options: PqbOptions, *, progress: bool = True) -> Outcome:
+    return run_lens(PqbEval(options), options.out, progress=progress)

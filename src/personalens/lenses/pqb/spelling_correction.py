@@ -10,7 +10,7 @@ from typing import Protocol
 
 from personalens.errors import InputError
 from personalens.lenses.pqb.typo_edits import LETTER_RUN
-from personalens.models import ChatModel, ModelCallFailed, load_model
+from personalens.models import ChatModel, ModelCallFailed, ModelSettings, UsageLedger
 from personalens.population.typo_habits import match_word_case
 
 # Words keep their inner apostrophes: split at them, "isn" and "ll" are unknown to the word
@@ -126,13 +126,15 @@ class LLMCorrector:
         return corrected
 
 
-def get_corrector(name: str = "dictionary", **model_options) -> Corrector:
-    """`dictionary` (offline, the default) or `llm:<model spec>`; `model_options` go to
-    `load_model` (ledger, base_url, api_key_env, use_cache, concurrency, retry)."""
+def get_corrector(name: str = "dictionary", *, settings: ModelSettings | None = None,
+                  ledger: UsageLedger | None = None) -> Corrector:
+    """`dictionary` (offline, the default) or `llm:<model spec>`, whose model uses `settings`'
+    endpoint (base URL, key variable, cache, concurrency, attempts, timeout)."""
     if name == "dictionary":
         return DictionaryCorrector()
     if name.startswith("llm:") and name.removeprefix("llm:"):
-        return LLMCorrector(load_model(name.removeprefix("llm:"), role="corrector",
-                                       **model_options))
+        endpoint = settings or ModelSettings(spec="")
+        return LLMCorrector(endpoint.with_spec(name.removeprefix("llm:")).load("corrector",
+                                                                                ledger))
     raise InputError(f"unknown spelling corrector {name!r}; expected dictionary or "
                      "llm:<model spec>")

@@ -19,6 +19,7 @@ Weights are saved as a plain .npz of float32 arrays plus a JSON config string in
 loaded with allow_pickle=False: no Python objects are ever deserialised.
 """
 
+import io
 import json
 import math
 from collections.abc import Callable
@@ -30,6 +31,8 @@ import scipy.sparse
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+from personalens.runs import write_atomic
 
 Features = np.ndarray | scipy.sparse.csr_matrix  # rows of rule features (x/(1+x))
 
@@ -79,8 +82,9 @@ class StyleEncoder:
                   for name, value in self.network.state_dict().items()}
         config = {"options": asdict(self.options), "n_rules": self.n_rules,
                   "history": self.history}
-        with open(path, "wb") as handle:  # a handle, so numpy does not append ".npz"
-            np.savez(handle, config=np.array(json.dumps(config)), **arrays)
+        buffer = io.BytesIO()  # a buffer, so numpy does not append ".npz"
+        np.savez(buffer, config=np.array(json.dumps(config)), **arrays)
+        write_atomic(Path(path), buffer.getvalue())
 
     @classmethod
     def load(cls, path: str | Path) -> "StyleEncoder":

@@ -1,12 +1,14 @@
 """Each user's syntactic profile: a Gaussian over the 16-dim style vectors of their sentences.
 
 Stage 1 of `pqb build`. Users with fewer than `min_sentences` sentences are left out (PQB: 30).
-The fitted feature space, encoder and Gaussians are saved in the build folder, and a resumed
-build loads them instead of training again, so every later stage sees the same profiles.
+The fitted feature space, encoder and Gaussians are written (atomically) to the build folder
+by one step of the build, whose record holds each file's hash; a resumed build loads and checks
+them instead of training again, so every later stage sees the same profiles.
 Parsing comes first and on its own, so a source with too few writers is refused before any run
 directory exists.
 """
 
+import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass
@@ -41,11 +43,6 @@ class StyleProfiles:
         """Style vectors of whole texts (a query's sentences pooled into one count vector)."""
         pooled = [sum(sentences, Counter()) for sentences in text_rules(texts, nlp)]
         return self.encoder.encode(self.space.transform(pooled, sparse=True))
-
-
-def saved(folder: Path) -> bool:
-    # gaussians.json is written last: its presence marks a complete, loadable profile stage.
-    return (folder / "gaussians.json").exists()
 
 
 def parse_histories(histories: dict[str, list[str]], nlp) -> dict[str, list[Counter]]:
@@ -95,6 +92,29 @@ def _save(profiles: StyleProfiles, folder: Path) -> None:
     write_atomic(folder / "sentences.json", json.dumps(profiles.sentences, indent=1))
     write_atomic(folder / "gaussians.json", json.dumps(
         {uid: g.to_json() for uid, g in profiles.gaussians.items()}, indent=1))
+
+
+PROFILE_FILES = ("feature_space.json", "encoder", "sentences.json", "gaussians.json")
+
+
+def file_hashes(folder: Path) -> dict[str, str]:
+    """sha256 of each saved profile file: the step's record, checked when a rerun loads them."""
+    return {name: hashlib.sha256((folder / name).read_bytes()).hexdigest()
+            for name in PROFILE_FILES}
+
+
+def load_checked(folder: Path, hashes: dict[str, str]) -> StyleProfiles:
+    """The saved profiles, refused if any file differs from what the build recorded."""
+    try:
+        found = file_hashes(folder)
+    except OSError as exc:
+        raise InputError(f"a style profile file is missing ({exc.strerror}); delete the build "
+                         "folder and rebuild", where=str(folder)) from None
+    changed = sorted(name for name in PROFILE_FILES if found[name] != hashes.get(name))
+    if changed:
+        raise InputError(f"{', '.join(changed)} changed since the build recorded them; delete "
+                         "the build folder and rebuild", where=str(folder))
+    return load_profiles(folder)
 
 
 def load_profiles(folder: Path) -> StyleProfiles:

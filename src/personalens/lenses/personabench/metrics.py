@@ -1,0 +1,70 @@
+"""The typed metrics of a PersonaBench run: what metrics.json holds, the report and CLI read."""
+
+from personalens.runs import ItemFailure, Metrics
+from personalens.runs.lens import pydantic
+
+Bound = dict[str, float | None]  # metric name -> CI bound
+
+
+class Scores(pydantic.BaseModel):
+    """Means over one category's questions, with 95 % bootstrap CIs over questions."""
+
+    recall: float | None = None
+    ndcg: float | None = None  # retrieval only
+    precision: float | None = None  # answers only
+    f1: float | None = None  # answers only
+    n: int
+    ci_low: Bound = {}
+    ci_high: Bound = {}
+
+
+class InfoUpdating(pydantic.BaseModel):
+    outdated_recall: float | None
+    n: int
+    score: float | None  # 1 - outdated_recall
+    ci_low: Bound = {}
+    ci_high: Bound = {}
+
+
+class Condition(pydantic.BaseModel):
+    retriever: str
+    noise: float
+    n_items: int
+    n_failed: int
+    failures_by_kind: dict[str, int]
+    retrieval: dict[str, Scores]  # category (and "overall") -> scores
+    end_to_end: dict[str, Scores] | None = None
+    info_updating: InfoUpdating | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.retriever} @ noise {self.noise:g}"
+
+
+class PersonabenchMetrics(Metrics):
+    n_planned: int
+    n_recorded: int
+    n_failed: int
+    complete: bool
+    conditions: list[Condition]
+    failures: list[ItemFailure]
+    noise_robustness: dict[str, float] | None = None  # retriever -> 1 - F1 drop
+    # A single-condition run also carries that condition's sections at the top level.
+    retrieval: dict[str, Scores] | None = None
+    end_to_end: dict[str, Scores] | None = None
+    info_updating: InfoUpdating | None = None
+
+    def headlines(self) -> list[str]:
+        lines = []
+        for c in self.conditions:
+            overall = c.retrieval["overall"]
+            line = (f"{c.label}: retrieval recall {_fmt(overall.recall)}, nDCG "
+                    f"{_fmt(overall.ndcg)}")
+            if c.end_to_end is not None:
+                line += f"; answer F1 {_fmt(c.end_to_end['overall'].f1)}"
+            lines.append(line)
+        return lines
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"

@@ -1,0 +1,46 @@
+"""The typed metrics of a PQB eval run: what metrics.json holds, the report and CLI read."""
+
+import pydantic
+
+from personalens.lenses.pqb.analysis import KS
+from personalens.runs import ItemFailure, Metrics
+
+
+class Estimate(pydantic.BaseModel):
+    """A rate or mean with its 95 % bootstrap CI (n where it is a mean over queries)."""
+
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int | None = None
+
+
+class PqbMetrics(Metrics):
+    retriever: str
+    n_queries: int
+    n_pairs: int
+    n_typo: int
+    n_random_typo: int
+    flip_rate: dict[str, dict[str, Estimate]]  # "paper" | "all_pairs" -> K -> estimate
+    hit: dict[str, dict[str, Estimate]]  # query kind -> K -> estimate
+    mrr: dict[str, Estimate]
+    typo_edit_kinds: dict[str, dict[str, int]]
+    failures: list[ItemFailure]
+
+    def headlines(self) -> list[str]:
+        lines = []
+        for k in map(str, KS):
+            hit = self.hit
+            line = (f"K={k}: flip rate (paper) {_fmt(self.flip_rate['paper'][k].value)}, "
+                    f"all pairs {_fmt(self.flip_rate['all_pairs'][k].value)}; hit clean "
+                    f"{_fmt(hit['clean'][k].value)} (n={self.n_queries}); typo subset "
+                    f"(n={self.n_typo}): clean {_fmt(hit['clean_on_typo'][k].value)} -> "
+                    f"typo {_fmt(hit['typo'][k].value)}")
+            if self.n_random_typo:
+                line += f"; random typo {_fmt(hit['random_typo'][k].value)}"
+            lines.append(line)
+        return lines
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"

@@ -1,0 +1,56 @@
+"""The frame every run's report.html shares: status, the lens's sections, a browser of items,
+failures, model usage, and where the numbers come from."""
+
+from collections.abc import Callable
+
+from personalens.report.html_report import HtmlReport
+
+
+def run_page(title: str, *, summary: str, sections: Callable[[HtmlReport], None],
+             manifest: dict, failures: list[dict], step_failures: list[dict],
+             browser: tuple[list, list[str]] | None = None) -> str:
+    """`summary` is one line about the data and model; `sections` adds the lens's own parts.
+
+    `failures` are {key, kind, message, attempts} per failed item; `step_failures` the same
+    for failed steps that are not items themselves.
+    """
+    report = HtmlReport(title)
+    report.paragraph(f"{summary} · status: {manifest.get('status', 'running').upper()}")
+    sections(report)
+    if browser is not None and browser[0]:
+        report.browser(*browser, heading="Every item (filter by the buttons; click one to open it)")
+    _failures(report, failures, step_failures)
+    _usage(report, manifest)
+    report.heading("Where these numbers come from")
+    report.paragraph("Every number above is computed from records.jsonl in this run directory "
+                     "(one line per item or step); manifest.json holds the command, "
+                     "configuration, package versions, dataset hash and model usage.")
+    return report.render()
+
+
+def _failures(report: HtmlReport, failures: list[dict], step_failures: list[dict]) -> None:
+    report.heading("Failures")
+    if not failures and not step_failures:
+        report.paragraph("No item failed.")
+        return
+    report.paragraph(f"{len(failures)} item(s) and {len(step_failures)} other step(s) failed "
+                     "after retries. They are left out of every mean above and retried when "
+                     "the same command is rerun.")
+    rows = [[f["key"], f["kind"], f["attempts"], f["message"][:300]]
+            for f in [*failures, *step_failures]]
+    report.table(["item or step", "kind", "attempts", "message"], rows)
+
+
+def _usage(report: HtmlReport, manifest: dict) -> None:
+    usage = manifest.get("usage") or {}
+    if not usage:
+        return
+    report.heading("Model usage")
+    report.table(["role", "requests", "cached", "prompt tokens", "completion tokens", "retries",
+                  "failures"],
+                 [[role, u["requests"], u["cached_requests"], u["prompt_tokens"],
+                   u["completion_tokens"], sum(u["retries"].values()),
+                   sum(u["failures"].values())] for role, u in usage.items()])
+    if manifest.get("estimated_cost_usd"):
+        report.paragraph(f"Estimated cost: ${manifest['estimated_cost_usd']:.4f} "
+                         "(at the prices given on the command line).")

@@ -1,0 +1,121 @@
+"""The run lifecycle, once, for every lens.
+
+open the run directory with the lens's identity -> setup -> plan -> skip finished items ->
+run the rest (bounded, with progress; failures recorded in the one failure shape) -> finish ->
+summarise -> metrics.json, report.html, manifest (usage per role, estimated cost) -> close.
+Ctrl-C records the run as interrupted and exits 130; the caller exits 3 when it is incomplete.
+"""
+
+import asyncio
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from personalens.errors import InputError
+from personalens.runs.failures import RecordedFailure
+from personalens.runs.lens import Lens, Metrics, RunContext, Tally
+from personalens.runs.progress import ItemProgress
+from personalens.runs.provenance import package_versions
+from personalens.runs.run_directory import RunDirectory
+from personalens.runs.step_store import StepStore
+from personalens.runs.usage import estimated_cost, merge_usage
+
+INTERRUPTED = 130
+
+
+@dataclass(frozen=True)
+class Outcome:
+    metrics: Metrics
+    run_dir: Path
+    tally: Tally
+
+    @property
+    def complete(self) -> bool:
+        return self.tally.complete
+
+
+def run_lens(lens: Lens, out: Path, *, progress: bool = True) -> Outcome:
+    """Run (or resume) `lens` into `out`. Everything that can refuse the input already has."""
+    run = RunDirectory.open(out, lens.identity().manifest(package_versions()))
+    status = "interrupted"
+    try:
+        outcome = asyncio.run(_lifecycle(lens, run, ItemProgress(lens.name, enabled=progress)))
+        status = "complete" if outcome.complete else "incomplete"
+        return outcome
+    except KeyboardInterrupt:
+        # Every finished item is already on disk; the same command picks up from there.
+        print("personalens: interrupted; rerun the same command to resume", file=sys.stderr)
+        raise SystemExit(INTERRUPTED) from None
+    finally:
+        _write_usage(run, lens)
+        run.close(status)
+
+
+async def _lifecycle(lens: Lens, run: RunDirectory, progress: ItemProgress) -> Outcome:
+    steps = StepStore(run, on_step=progress.step)
+    try:
+        await lens.setup(RunContext(run, steps, progress))
+        items = _checked_plan(lens.plan())
+        todo = [item for item in items if item.key not in steps.done]
+        progress.start(total=len(items), completed=len(items) - len(todo))
+        await lens.prepare(todo)
+        await _run_items(lens, todo, steps, progress)
+    finally:
+        progress.stop()
+        await lens.aclose()
+    records = [steps.done.get(item.key) or steps.failed_items[item.key] for item in items
+               if item.key in steps.done or item.key in steps.failed_items]
+    await lens.finish(records)
+    tally = _tally(items, records, steps)
+    metrics = lens.summarise(records, tally)
+    _write_usage(run, lens)
+    run.manifest["status"] = "complete" if tally.complete else "incomplete"  # for the report
+    report = lens.render_report(metrics, tally, run.manifest, records)
+    run.write_outputs(metrics.to_json(), report)
+    return Outcome(metrics, run.path, tally)
+
+
+def _checked_plan(items: Sequence) -> list:
+    keys = [item.key for item in items]
+    if len(set(keys)) != len(keys):
+        duplicates = sorted({k for k in keys if keys.count(k) > 1})
+        raise InputError(f"the plan names items twice: {', '.join(duplicates[:5])}")
+    return list(items)
+
+
+async def _run_items(lens: Lens, todo: list, steps: StepStore,
+                     progress: ItemProgress) -> None:
+    limit = asyncio.Semaphore(lens.concurrency)
+
+    async def one(item) -> None:
+        async with limit:
+            try:
+                record = {**await lens.run_item(item), "key": item.key, "status": "ok"}
+            except RecordedFailure as exc:
+                record = {**exc.data, "key": item.key, "status": "failed",
+                          "error": exc.failure.model_dump()}
+            steps.append(record, item=True)
+            progress.advance()
+
+    # A TaskGroup, not gather: a bug in one item cancels the others instead of running on.
+    async with asyncio.TaskGroup() as group:
+        for item in todo:
+            group.create_task(one(item))
+
+
+def _tally(items: list, records: list[dict], steps: StepStore) -> Tally:
+    item_keys = {item.key for item in items}
+    return Tally(n_planned=len(items), n_recorded=len(records),
+                 failures=[_flat(r) for r in records if r["status"] != "ok"],
+                 step_failures=[_flat(f) for f in steps.failures if f["key"] not in item_keys])
+
+
+def _flat(record: dict) -> dict:
+    """A failed record as metrics.json lists it: {key, kind, message, attempts}."""
+    return {"key": record["key"], **record["error"]}
+
+
+def _write_usage(run: RunDirectory, lens: Lens) -> None:
+    usage = merge_usage(run.previous_usage, lens.ledger.as_dict())
+    run.write_manifest(usage=usage, estimated_cost_usd=estimated_cost(usage, lens.prices))

@@ -1,0 +1,221 @@
+"""The run harness with a toy lens: resume, retries, failures, concurrency, identity, usage,
+Ctrl-C; and the per-role model options every command shares."""
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from personalens.cli.model_options import Role, RoleModels, model_roles
+from personalens.errors import InputError
+from personalens.report.run_page import run_page
+from personalens.runs import Lens, Metrics, RecordedFailure, RunIdentity, Tally, run_lens
+from personalens.runs.blocking import call_on_loop, run_blocking
+
+
+@dataclass(frozen=True)
+class Toy:
+    key: str
+
+
+class ToyMetrics(Metrics):
+    total: int
+    n_failed: int
+
+
+class ToyLens(Lens):
+    name = "toy"
+
+    def __init__(self, keys=("a", "b", "c"), failing=(), config=None, concurrency=32,
+                 interrupt_at=None, prices=None):
+        super().__init__(prices)
+        self.keys, self.failing, self.config = list(keys), set(failing), config or {"k": 1}
+        self.concurrency = concurrency
+        self.interrupt_at = interrupt_at
+        self.ran: list[str] = []
+        self.in_flight = self.peak = 0
+        self.closed = False
+
+    def identity(self) -> RunIdentity:
+        return RunIdentity(config={"lens": "toy", **self.config}, dataset_hash="h1",
+                           seeds={"toy": 0}, models={"target": "scripted"})
+
+    def plan(self):
+        return [Toy(k) for k in self.keys]
+
+    async def run_item(self, item: Toy) -> dict:
+        self.ran.append(item.key)
+        if item.key == self.interrupt_at:
+            os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C
+            await asyncio.sleep(5)
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        await asyncio.sleep(0.01)
+        self.in_flight -= 1
+        self.ledger.record("target", _Usage(1000, 500), cached=False)
+        if item.key in self.failing:
+            raise RecordedFailure("server_error", f"{item.key} broke", 3, data={"half": 1})
+        return {"value": ord(item.key[0])}
+
+    def summarise(self, records: list[dict], tally: Tally) -> ToyMetrics:
+        return ToyMetrics(total=sum(r.get("value", 0) for r in records if r["status"] == "ok"),
+                          n_failed=tally.n_failed)
+
+    def render_report(self, metrics, tally, manifest, records) -> str:
+        return run_page("toy", summary=f"total {metrics.total}", sections=lambda r: None,
+                        manifest=manifest, failures=tally.failures,
+                        step_failures=tally.step_failures)
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+@dataclass
+class _Usage:
+    prompt_tokens: int
+    completion_tokens: int
+
+
+def _records(out) -> list[dict]:
+    return [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+
+
+def test_finished_items_are_skipped_and_failed_ones_retried(tmp_path):
+    out = tmp_path / "run"
+    first = ToyLens(failing={"b"})
+    outcome = run_lens(first, out, progress=False)
+    assert not outcome.complete and first.closed
+    assert outcome.metrics.total == ord("a") + ord("c") and outcome.metrics.n_failed == 1
+    failed = [r for r in _records(out) if r["status"] == "failed"]
+    # One failure shape, with what the item produced before it failed kept beside it.
+    assert failed == [{"key": "b", "status": "failed", "half": 1,
+                       "error": {"kind": "server_error", "message": "b broke", "attempts": 3}}]
+    assert json.loads((out / "manifest.json").read_text())["status"] == "incomplete"
+    assert "b broke" in (out / "report.html").read_text()
+    second = ToyLens()
+    outcome = run_lens(second, out, progress=False)
+    assert second.ran == ["b"] and outcome.complete
+    assert outcome.metrics.total == ord("a") + ord("b") + ord("c")
+    assert sorted(r["key"] for r in _records(out)) == ["a", "b", "c"]  # the failure was dropped
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics == {"total": ord("a") + ord("b") + ord("c"), "n_failed": 0}
+
+
+def test_concurrency_is_bounded_by_the_lens(tmp_path):
+    lens = ToyLens(keys=[f"k{i}" for i in range(8)], concurrency=3)
+    run_lens(lens, tmp_path / "run", progress=False)
+    assert lens.peak == 3
+
+
+def test_a_different_identity_and_duplicate_keys_are_refused(tmp_path):
+    run_lens(ToyLens(), tmp_path / "run", progress=False)
+    with pytest.raises(InputError, match="different configuration"):
+        run_lens(ToyLens(config={"k": 2}), tmp_path / "run", progress=False)
+    with pytest.raises(InputError, match="the plan names items twice: a"):
+        run_lens(ToyLens(keys=["a", "b", "a"]), tmp_path / "other", progress=False)
+
+
+def test_usage_per_role_and_cost_add_up_across_sessions(tmp_path):
+    out = tmp_path / "run"
+    run_lens(ToyLens(failing={"c"}, prices={"target": (1.0, 2.0)}), out, progress=False)
+    run_lens(ToyLens(prices={"target": (1.0, 2.0)}), out, progress=False)
+    manifest = json.loads((out / "manifest.json").read_text())
+    usage = manifest["usage"]["target"]
+    assert (usage["requests"], usage["prompt_tokens"], usage["completion_tokens"]) == \
+        (4, 4000, 2000)  # 3 items, then the retried one
+    # (4000 * $1 + 2000 * $2) per million tokens.
+    assert manifest["estimated_cost_usd"] == pytest.approx(0.008)
+    assert manifest["models"] == {"target": "scripted"} and manifest["dataset_hash"] == "h1"
+
+
+_INTERRUPTED = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from test_harness import ToyLens
+from personalens.runs import run_lens
+lens = ToyLens(keys=["a", "b", "c", "d"], concurrency=1, interrupt_at="c")
+try:
+    run_lens(lens, Path(sys.argv[2]), progress=False)
+finally:
+    print("closed" if lens.closed else "not closed")
+"""
+
+
+def test_ctrl_c_records_the_run_as_interrupted_and_exits_130(tmp_path):
+    out = tmp_path / "run"
+    # In a process of its own: SIGINT is delivered to the whole interpreter, as a user's is.
+    result = subprocess.run([sys.executable, "-c", _INTERRUPTED, str(Path(__file__).parent),
+                             str(out)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 130, result.stderr
+    assert result.stdout.strip() == "closed"
+    assert "rerun the same command to resume" in result.stderr
+    assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
+    assert [r["key"] for r in _records(out)] == ["a", "b"]
+    resumed = ToyLens(keys=["a", "b", "c", "d"])
+    assert run_lens(resumed, out, progress=False).complete and resumed.ran == ["c", "d"]
+
+
+def test_blocking_work_runs_off_the_loop_and_can_call_back_into_it():
+    async def main():
+        loop_thread = threading.current_thread()
+
+        async def on_loop():
+            return threading.current_thread() is loop_thread
+
+        def blocking():
+            return threading.current_thread() is not loop_thread, call_on_loop(on_loop)
+        return await run_blocking(blocking)
+    assert asyncio.run(main()) == (True, True)
+    assert call_on_loop(lambda: None) is None  # outside a run there is no loop to return to
+
+
+def _role_app(captured: dict) -> typer.Typer:
+    app = typer.Typer()
+
+    @app.command()
+    @model_roles(Role("target", "model", "scripted"), Role("judge", "judge"))
+    def run(models: RoleModels, k: int = 1) -> None:
+        captured.update(models=models, k=k)
+    return app
+
+
+@pytest.mark.parametrize("args, expected", [
+    ([], {"target": ("scripted", None, 6), "judge": None}),
+    (["--base-url", "http://a", "--max-attempts", "2", "--judge", "openai/j"],
+     {"target": ("scripted", "http://a", 2), "judge": ("openai/j", "http://a", 2)}),
+    (["--base-url", "http://a", "--judge", "openai/j", "--judge-base-url", "http://b",
+      "--judge-max-attempts", "9"],
+     {"target": ("scripted", "http://a", 6), "judge": ("openai/j", "http://b", 9)}),
+])
+def test_each_role_gets_its_own_settings_falling_back_to_the_main_ones(args, expected):
+    captured: dict = {}
+    result = CliRunner().invoke(_role_app(captured), [*args, "--k", "3"])
+    assert result.exit_code == 0, result.output
+    models = captured["models"]
+    assert captured["k"] == 3
+    for role, want in expected.items():
+        got = models[role]
+        assert (got and (got.spec, got.base_url, got.max_attempts)) == want
+
+
+def test_role_prices_fall_back_and_bad_endpoint_values_are_input_errors():
+    captured: dict = {}
+    result = CliRunner().invoke(_role_app(captured), [
+        "--price-per-mtok-in", "1", "--price-per-mtok-out", "2", "--judge", "scripted",
+        "--judge-price-per-mtok-out", "5"])
+    assert result.exit_code == 0, result.output
+    assert captured["models"].prices == {"target": (1.0, 2.0), "judge": (1.0, 5.0)}
+    result = CliRunner().invoke(_role_app(captured), ["--judge", "x", "--judge-concurrency",
+                                                      "0"])
+    assert isinstance(result.exception, InputError)
+    assert "--judge-concurrency must be at least 1" in str(result.exception)
