@@ -71,9 +71,8 @@ class ToyLens(Lens):
                           n_failed=tally.n_failed)
 
     def render_report(self, metrics, tally, manifest, records) -> str:
-        return run_page("toy", summary=f"total {metrics.total}", sections=lambda r: None,
-                        manifest=manifest, failures=tally.failures,
-                        step_failures=tally.step_failures)
+        return run_page("toy", tally, manifest, summary=f"total {metrics.total}",
+                        sections=lambda r: None)
 
     async def aclose(self) -> None:
         self.closed = True

@@ -166,8 +166,7 @@ class Generation(Lens):
                       records: list[dict]) -> str:
         config = manifest["config"]
         return run_page(
-            self.title, manifest=manifest, failures=tally.failures,
-            step_failures=tally.step_failures,
+            self.title, tally, manifest,
             summary=(f"Model: {config['model']} · seed {config['seed']} · "
                      f"{config['communities']} community(ies) of {config['people']} people · "
                      f"noise levels {', '.join(config['noises'])} · typo habits "

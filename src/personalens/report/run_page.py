@@ -6,20 +6,20 @@ from collections.abc import Callable
 from personalens.report.html_report import HtmlReport
 
 
-def run_page(title: str, *, summary: str, sections: Callable[[HtmlReport], None],
-             manifest: dict, failures: list[dict], step_failures: list[dict],
+def run_page(title: str, tally, manifest: dict, *, summary: str,
+             sections: Callable[[HtmlReport], None],
              browser: tuple[list, list[str]] | None = None) -> str:
     """`summary` is one line about the data and model; `sections` adds the lens's own parts.
 
-    `failures` are {key, kind, message, attempts} per failed item; `step_failures` the same
-    for failed steps that are not items themselves.
+    `tally` is the harness's count (`runs.Tally`): its `failures` are {key, kind, message,
+    attempts} per failed item, its `step_failures` the same for steps that are not items.
     """
     report = HtmlReport(title)
     report.paragraph(f"{summary} · status: {manifest.get('status', 'running').upper()}")
     sections(report)
     if browser is not None and browser[0]:
         report.browser(*browser, heading="Every item (filter by the buttons; click one to open it)")
-    _failures(report, failures, step_failures)
+    _failures(report, tally.failures, tally.step_failures)
     _usage(report, manifest)
     report.heading("Where these numbers come from")
     report.paragraph("Every number above is computed from records.jsonl in this run directory "

@@ -115,8 +115,7 @@ class PersonabenchEval(Lens):
                       records: list[dict]) -> str:
         config = manifest["config"]
         return run_page(
-            self.title, manifest=manifest, failures=tally.failures,
-            step_failures=tally.step_failures,
+            self.title, tally, manifest,
             summary=(f"Data: {config['data']} · model: "
                      f"{config['model'] or 'none (retrieval only)'} · k = {config['k']} · "
                      f"items: {metrics.n_recorded} of {metrics.n_planned} recorded, "

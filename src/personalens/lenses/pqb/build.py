@@ -267,8 +267,7 @@ class PqbBuild(Lens):
                       records: list[dict]) -> str:
         config = manifest["config"]
         return run_page(
-            self.title, manifest=manifest, failures=tally.failures,
-            step_failures=tally.step_failures,
+            self.title, tally, manifest,
             summary=(f"Source: {metrics.origin} · candidates: {config['candidates']} "
                      f"({config['model'] if config['candidates'] == 'model' else 'templates'})"
                      f" · seed {config['seed']}"),

@@ -152,8 +152,7 @@ class PqbEval(Lens):
                       records: list[dict]) -> str:
         config = manifest["config"]
         return run_page(
-            self.title, manifest=manifest, failures=tally.failures,
-            step_failures=tally.step_failures,
+            self.title, tally, manifest,
             summary=(f"Queries: {config['queries']} · corpus: {config['meta']} · retriever: "
                      f"{config['retriever']} · {metrics.n_queries} queries, "
                      f"{metrics.n_pairs} user pairs, {metrics.n_typo} typo queries"),
