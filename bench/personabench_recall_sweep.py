@@ -19,21 +19,29 @@ DATA = (REPO.parent / "shared/anchors/personabench/eval_data/eval_data_v1/synthe
 NOISES = ["0.0", "0.3", "0.5", "0.7"]
 
 
-def main() -> None:
-    if not DATA.exists():
-        sys.exit(f"needs the PersonaBench anchor at {DATA}")
+def overall_retrieval(data: Path, noises: list[str]) -> dict[str, dict[float, dict]]:
+    """`retrieval.overall` of a BM25 + MiniLM retrieval-only run: {retriever: {noise: block}}."""
     exe = str(Path(sys.executable).with_name("personalens"))
     with tempfile.TemporaryDirectory() as scratch:
-        subprocess.run([exe, "personabench", "eval", "--data", str(DATA), "--noise",
-                        ",".join(NOISES), "--retriever", "bm25,minilm", "--k", "5",
+        subprocess.run([exe, "personabench", "eval", "--data", str(data), "--noise",
+                        ",".join(noises), "--retriever", "bm25,minilm", "--k", "5",
                         "--no-answer", "--out", f"{scratch}/run"],
                        check=True, stdout=subprocess.DEVNULL)
         metrics = json.loads(Path(f"{scratch}/run/metrics.json").read_text())
+    out: dict[str, dict[float, dict]] = {}
+    for c in metrics["conditions"]:
+        out.setdefault(c["retriever"], {})[c["noise"]] = c["retrieval"]["overall"]
+    return out
+
+
+def main() -> None:
+    if not DATA.exists():
+        sys.exit(f"needs the PersonaBench anchor at {DATA}")
+    blocks = overall_retrieval(DATA, NOISES)
     print("| retriever | questions | " + " | ".join(f"noise {n}" for n in NOISES) + " |")
     print("|---|---|" + "---|" * len(NOISES))
     for retriever in ("bm25", "minilm"):
-        overall = {c["noise"]: c["retrieval"]["overall"]
-                   for c in metrics["conditions"] if c["retriever"] == retriever}
+        overall = blocks[retriever]
         n = "/".join(sorted({str(overall[float(x)]["n"]) for x in NOISES}))
         print(f"| {retriever} | {n} | "
               + " | ".join(f"{overall[float(x)]['recall']:.3f}" for x in NOISES) + " |")

@@ -14,8 +14,9 @@ import argparse
 import json
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+from personabench_recall_sweep import overall_retrieval  # bench/ is the script's folder
 
 EXE = str(Path(sys.executable).with_name("personalens"))
 
@@ -52,17 +53,11 @@ def main() -> None:
     community = next(p for p in sorted(data.iterdir()) if p.is_dir())
     noises = sorted(p.name.removeprefix("noise_")
                     for p in (community / "private_data").glob("noise_*"))
-    with tempfile.TemporaryDirectory() as scratch:
-        subprocess.run([EXE, "personabench", "eval", "--data", str(data), "--noise",
-                        ",".join(noises), "--retriever", "bm25,minilm", "--k", "5",
-                        "--no-answer", "--out", f"{scratch}/run"],
-                       check=True, stdout=subprocess.DEVNULL)
-        metrics = json.loads(Path(f"{scratch}/run/metrics.json").read_text())
+    blocks = overall_retrieval(data, noises)
     print("| retriever | " + " | ".join(f"recall @ noise {n}" for n in noises) + " |")
     print("|---|" + "---|" * len(noises))
     for retriever in ("bm25", "minilm"):
-        recalls = {c["noise"]: c["retrieval"]["overall"]["recall"]
-                   for c in metrics["conditions"] if c["retriever"] == retriever}
+        recalls = {noise: block["recall"] for noise, block in blocks[retriever].items()}
         print(f"| {retriever} | " + " | ".join(f"{recalls[float(n)]:.3f}" for n in noises) + " |")
 
 
