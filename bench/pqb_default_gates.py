@@ -62,7 +62,8 @@ def inside_share(out: Path) -> tuple[float, int]:
     """Share of (kept candidate, profiled writer) pairs inside the writer's 26.30 region."""
     profiles, nlp = load_profiles(out / "style"), load_pipeline()
     records = map(json.loads, (out / "records.jsonl").read_text().splitlines())
-    kept = [q for r in records if r["key"].startswith("item/") for q in r["value"]["kept"]]
+    kept = [q for r in records if r["key"].startswith("item/") and r["status"] == "ok"
+            for q in r.get("kept", [])]
     vectors = profiles.vectors(kept, nlp)
     distances = np.stack([g.mahalanobis_sq(vectors) for g in profiles.gaussians.values()])
     return float((distances <= CHI2_95_16).mean()), distances.size

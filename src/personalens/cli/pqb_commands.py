@@ -38,7 +38,7 @@ def eval_command(
 ) -> None:
     """Flip rate (paper and all-pairs definitions), Hit@K and MRR for clean vs typo queries."""
     options = PqbOptions.from_flags(data, queries, meta, retriever=retriever, out=out,
-                                    seed=seed, endpoint=models.endpoint)
+                                    seed=seed, endpoint=models.endpoint, prices=models.prices)
     report_outcome(run_pqb_eval(options))
 
 

@@ -32,6 +32,7 @@ class PqbOptions:
     out: Path
     seed: int = 0
     endpoint: ModelSettings | None = None  # for a retriever's model (rerank-llm:<spec>)
+    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @classmethod
     def from_data(cls, data: Path, **kwargs) -> "PqbOptions":
@@ -88,7 +89,7 @@ class PqbEval(Lens):
     title = "personalens · PersonalQuery-Benchmark evaluation"
 
     def __init__(self, options: PqbOptions):
-        super().__init__()
+        super().__init__(options.prices)
         self.options = options
         self.groups = load_queries(options.queries)
         self.corpus = load_corpus(options.meta)
