@@ -117,15 +117,21 @@ def load_community(path: Path, noises: list[str], name: str | None = None) -> Co
     return community
 
 
+def _named(entry: Any, where: str) -> tuple[dict, str]:
+    """A release record (a dict) and its non-empty `Name`."""
+    entry = expect_dict(entry, where)
+    name = entry.get("Name")
+    if not isinstance(name, str) or not name:
+        raise InputError("field 'Name' must be a non-empty string", where=where)
+    return entry, name
+
+
 def _load_questions(path: Path) -> dict[str, list[Question]]:
     people: dict[str, list[Question]] = {}
     seen_ids: set[str] = set()
     for i, entry in enumerate(expect_list(read_json(path), str(path))):
         where = f"{path} record {i}"
-        entry = expect_dict(entry, where)
-        name = entry.get("Name")
-        if not isinstance(name, str) or not name:
-            raise InputError("field 'Name' must be a non-empty string", where=where)
+        entry, name = _named(entry, where)
         qa = expect_dict(entry.get("Eval_Info"), f"{where} field 'Eval_Info'").get("qa")
         questions = []
         for j, raw in enumerate(expect_list(qa, f"{where} field 'Eval_Info.qa'")):
@@ -150,10 +156,7 @@ def _load_level(community: Community, noise: str) -> NoiseLevel:
         community.files.append(path)
         for i, entry in enumerate(expect_list(read_json(path), str(path))):
             where = f"{path} record {i}"
-            entry = expect_dict(entry, where)
-            name = entry.get("Name")
-            if not isinstance(name, str) or not name:
-                raise InputError("field 'Name' must be a non-empty string", where=where)
+            entry, name = _named(entry, where)
             data = expect_list(entry.get("Data"), f"{where} ({name}) field 'Data'")
             sessions.setdefault(name, []).extend(_sessions(kind, data, f"{where} ({name})"))
     for name, person_sessions in sessions.items():

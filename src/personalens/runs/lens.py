@@ -11,7 +11,6 @@ import sys
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pydantic
@@ -90,10 +89,6 @@ class RunContext:
     run: "RunDirectory"
     steps: "StepStore"
     progress: Any
-
-    @property
-    def path(self) -> Path:
-        return self.run.path
 
 
 class Lens(ABC):

@@ -95,7 +95,7 @@ class Evaluation:
         return record
 
     async def _retrieve_group(self, key: tuple) -> dict[str, list[str]]:
-        group = self._groups.get(key) or []
+        group = self._groups[key]
         first = group[0]
         level = first.community.levels[first.noise]
         if first.retriever == GT_CONTEXT:

@@ -1,7 +1,8 @@
 """The typed metrics of a PersonaBench run: what metrics.json holds, the report and CLI read."""
 
+import pydantic
+
 from personalens.runs import ItemFailure, Metrics
-from personalens.runs.lens import pydantic
 
 Bound = dict[str, float | None]  # metric name -> CI bound
 

@@ -180,16 +180,13 @@ class BuildMetrics(Metrics):
     typo_queries: int
     skipped_by_reason: dict[str, int]
     failures: list[ItemFailure]
+    out: str  # the build folder
 
     def headlines(self) -> list[str]:
-        out = self.options_out
+        out = Path(self.out)
         return [f"data: {out / 'queries.json'}, {out / 'corpus.jsonl'}",
                 f"{self.profiled_users} of {self.users} users profiled; {self.items} items "
                 f"tried; {self.queries} queries, {self.typo_queries} with typos"]
-
-    @property
-    def options_out(self) -> Path:
-        return Path(self.__pydantic_extra__["out"])
 
 
 class PqbBuild(Lens):
