@@ -6,7 +6,12 @@ from typing import Annotated
 
 import typer
 
-from personalens.cli import generate_commands, personabench_commands, pqb_commands
+from personalens.cli import (
+    generate_commands,
+    personabench_commands,
+    pqb_commands,
+    prefdisco_commands,
+)
 from personalens.errors import InputError
 from personalens.models import ModelCallFailed
 
@@ -15,6 +20,7 @@ app = typer.Typer(help="personalens: measure how well AI assistants understand, 
                   no_args_is_help=True, pretty_exceptions_enable=False)
 app.add_typer(personabench_commands.app, name="personabench")
 app.add_typer(pqb_commands.app, name="pqb")
+app.add_typer(prefdisco_commands.app, name="prefdisco")
 app.command()(generate_commands.generate)
 
 DEMO_SCHEMA = (Path(__file__).resolve().parent.parent / "population" / "data"

@@ -6,6 +6,7 @@ from typing import Annotated
 import typer
 
 from personalens.cli.model_options import Role, RoleModels, model_roles
+from personalens.cli.option_lists import split_list
 from personalens.cli.run_output import report_outcome
 from personalens.lenses.personabench.command import EvalOptions, normalise_noise, run_eval
 from personalens.models import DEFAULT_MODEL, SPEC_HELP
@@ -13,11 +14,6 @@ from personalens.retrieval import RETRIEVER_HELP
 
 app = typer.Typer(help="PersonaBench: RAG over noisy private documents answers personal "
                        "questions.", no_args_is_help=True)
-
-
-def split_list(value: str) -> list[str]:
-    """Comma-separated values, each once (a repeated value would plan duplicate items)."""
-    return list(dict.fromkeys(part.strip() for part in value.split(",") if part.strip()))
 
 
 def noise_levels(value: str) -> list[str]:

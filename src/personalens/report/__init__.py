@@ -1,7 +1,7 @@
 """The report layer: self-contained HTML reports with tables and embedded plots."""
 
 from personalens.report.html_report import HtmlReport
-from personalens.report.plots import grouped_bars, line_plot
+from personalens.report.plots import bars_with_ci, grouped_bars, line_plot, scatter
 from personalens.report.question_browser import BrowserEntry
 
-__all__ = ["BrowserEntry", "HtmlReport", "grouped_bars", "line_plot"]
+__all__ = ["BrowserEntry", "HtmlReport", "bars_with_ci", "grouped_bars", "line_plot", "scatter"]

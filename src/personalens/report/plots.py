@@ -47,3 +47,36 @@ def line_plot(series: dict[str, list[tuple[float, float | None]]], xlabel: str, 
     ax.set_title(title)
     ax.legend()
     return _png(fig)
+
+
+def bars_with_ci(values: dict[str, tuple[float | None, float | None, float | None]],
+                 ylabel: str, title: str) -> bytes:
+    """One bar per label with its CI as an error bar; undefined values are marked, not drawn."""
+    labels = list(values)
+    fig, ax = plt.subplots(figsize=(max(4, 1.1 * len(labels) + 2), 4))
+    x = np.arange(len(labels))
+    for i, label in enumerate(labels):
+        value, low, high = values[label]
+        if value is None:
+            ax.text(i, 0, "undefined", ha="center", va="bottom", rotation=90, fontsize=8)
+            continue
+        errors = None
+        if low is not None and high is not None:
+            errors = [[max(value - low, 0.0)], [max(high - value, 0.0)]]
+        ax.bar(i, value, 0.6, yerr=errors, capsize=4, color="tab:blue" if value >= 0
+               else "tab:red")
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xticks(x, labels, rotation=20, ha="right")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    return _png(fig)
+
+
+def scatter(x: list[float], y: list[float], xlabel: str, ylabel: str, title: str) -> bytes:
+    fig, ax = plt.subplots(figsize=(5, 4))
+    ax.scatter(x, y, alpha=0.6)
+    ax.axhline(0, color="grey", linewidth=0.8)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    return _png(fig)

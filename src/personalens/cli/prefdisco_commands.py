@@ -1,0 +1,67 @@
+"""`personalens prefdisco ...`: evaluate preference discovery, or build a dataset to evaluate."""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from personalens.cli.model_options import Role, RoleModels, model_roles
+from personalens.cli.option_lists import int_list, split_list
+from personalens.cli.run_output import report_outcome
+from personalens.models import DEFAULT_MODEL, SPEC_HELP
+
+app = typer.Typer(help="PrefDisco: does a model ask the right questions to discover a new "
+                       "user's preferences, then reason for them?", no_args_is_help=True)
+
+
+@app.command("eval")
+@model_roles(Role("target", "model", DEFAULT_MODEL, f"Target model (answers): {SPEC_HELP}."),
+             Role("user", "user_model", None, "Simulated user's model. Default: the target's."),
+             Role("judge", "judge", None, "Judge model. Default: the target's."))
+def eval_command(
+    data: Annotated[Path, typer.Option(help="prefq-bench JSONL file, or a folder of them.")],
+    out: Annotated[Path, typer.Option(help="Run directory; rerunning the same command resumes "
+                                           "it.")],
+    models: RoleModels,
+    conditions: Annotated[str, typer.Option(help="Comma-separated: baseline, discovery, oracle."
+                                            )] = "baseline,discovery,oracle",
+    fixed_questions: Annotated[str, typer.Option(
+        help="Fixed-question ablation, e.g. 2,4,8: condition fixed_<N> asks exactly N.")] = "",
+    turns: Annotated[int, typer.Option(help="Question budget in discovery.")] = 5,
+    user: Annotated[str, typer.Option(help="Simulated user: passive (answers only what is "
+                                           "asked) or collaborative.")] = "passive",
+    scoring: Annotated[str, typer.Option(help="strict (default) or release (the released "
+                                              "scorer's behaviour, for comparisons).")
+                       ] = "strict",
+    judges: Annotated[str, typer.Option(help="Several judge specs, comma-separated (same "
+                                             "endpoint as --judge); reports their agreement.")
+                      ] = "",
+    skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Run the valid records "
+                                               "and list the invalid ones.")] = False,
+    temperature: Annotated[float, typer.Option(help="Target's temperature (0 means 0).")] = 0.0,
+    user_temperature: Annotated[float, typer.Option(help="Simulated user's temperature.")
+                                ] = 0.4,
+    judge_temperature: Annotated[float, typer.Option(help="Judge's temperature.")] = 0.0,
+    judge_attempts: Annotated[int, typer.Option(help="Tries for a valid verdict or a "
+                                                     "well-formed turn.")] = 3,
+) -> None:
+    """PrefAlign, accuracy and NormAlign under baseline, discovery and oracle conditions."""
+    from personalens.errors import InputError
+    from personalens.lenses.prefdisco.command import PrefdiscoOptions, run_eval
+    from personalens.lenses.prefdisco.evaluation import Temperatures
+
+    if user not in ("passive", "collaborative"):
+        raise InputError(f"--user is passive or collaborative (got {user!r})")
+    if scoring not in ("strict", "release"):
+        raise InputError(f"--scoring is strict or release (got {scoring!r})")
+    target = models["target"]
+    judge = models["judge"] or target
+    options = PrefdiscoOptions(
+        data=data, out=out, target=target, user=models["user"] or target,
+        judges=[judge.with_spec(spec) for spec in split_list(judges)] or [judge],
+        conditions=split_list(conditions), fixed_questions=int_list(fixed_questions,
+                                                                    "--fixed-questions"),
+        turns=turns, user_kind=user, scoring=scoring, skip_invalid=skip_invalid,
+        temperatures=Temperatures(temperature, user_temperature, judge_temperature),
+        attempts=judge_attempts, prices=models.prices)
+    report_outcome(run_eval(options))

@@ -1,0 +1,67 @@
+"""The typed metrics of a prefdisco eval: what metrics.json holds, the report and CLI read."""
+
+import pydantic
+
+from personalens.runs import ItemFailure, Metrics
+
+
+class Mean(pydantic.BaseModel):
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+
+
+class Accuracy(Mean):
+    n_unparsed: int
+
+
+class NormAlign(pydantic.BaseModel):
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    undefined: bool
+    n: int
+    discovery_gain: float | None  # paired mean PA_discovery - PA_baseline
+    oracle_gain: float | None  # paired mean PA_oracle - PA_baseline
+
+
+class PrefdiscoMetrics(Metrics):
+    scoring: str
+    conditions: list[str]
+    prefalign: dict[str, Mean]
+    accuracy: dict[str, Accuracy]
+    normalign: dict[str, NormAlign] = {}  # task -> value, and "overall"
+    negative_normalign_share: float | None = None
+    questions_asked: dict[str, dict[str, float | None]]  # condition -> {turns, questions}
+    preferences_discovered: dict[str, float | None]  # condition -> mean preferences revealed
+    preferences_discovered_share: dict[str, float | None]
+    questions_vs_gain: dict[str, float | int | None] = {}
+    judge: dict
+    per_task: dict[str, dict]
+    n_instances: int  # paired instances: the n of every mean
+    n_planned_instances: int
+    n_failed: int
+    unpaired: list[dict]
+    renormalised_weights: list[str]
+    skipped_invalid: list[dict]
+    failures: list[ItemFailure]
+
+    def headlines(self) -> list[str]:
+        lines = [f"instances scored in every condition: {self.n_instances} of "
+                 f"{self.n_planned_instances} (scoring: {self.scoring})"]
+        for condition in self.conditions:
+            pa, acc = self.prefalign[condition], self.accuracy[condition]
+            lines.append(f"{condition}: PrefAlign {_fmt(pa.mean, 2)} [{_fmt(pa.ci_low, 2)}, "
+                         f"{_fmt(pa.ci_high, 2)}] · accuracy {_fmt(acc.mean)} "
+                         f"({acc.n_unparsed} unparsed)")
+        overall = self.normalign.get("overall")
+        if overall is not None:
+            value = ("undefined (oracle = baseline)" if overall.undefined else
+                     f"{overall.value:.1f} [{_fmt(overall.ci_low, 1)}, {_fmt(overall.ci_high, 1)}]")
+            lines.append(f"NormAlign (overall): {value}")
+        return lines
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"

@@ -1,0 +1,107 @@
+"""What the target model is told in each condition, and the release's wire format for turns.
+
+Every discovery turn is `###ACTION###: ask_question` or `###ACTION###: final_answer` (with or
+without the release's quotes or brackets) followed by `###RESPONSE###: ...`, so a model prompted
+for PrefDisco behaves here as it does there. What is judged is the RESPONSE part only.
+"""
+
+import json
+import re
+
+from personalens.lenses.prefdisco.problems import Problem
+from personalens.models.completion import Message
+from personalens.models.dialogue import Action, FormatBreak, ParsedTurn
+
+_ACTION = re.compile(r"###\s*ACTION\s*###\s*:?\s*\[?\s*['\"]?\s*([A-Za-z_]+)\s*['\"]?\s*\]?")
+_RESPONSE = re.compile(r"###\s*RESPONSE\s*###\s*:?\s*(.*)", re.S)
+_ACTIONS: dict[str, Action] = {"ask_question": "ask", "final_answer": "final"}
+
+
+class WireFormat:
+    """The release's turn format (see the module docstring)."""
+
+    def parse(self, reply: str) -> ParsedTurn:
+        action = _ACTION.search(reply)
+        if action is None:
+            raise FormatBreak("no ###ACTION### line")
+        name = action.group(1).lower()
+        if name not in _ACTIONS:
+            raise FormatBreak(f"unknown action {name!r}")
+        response = _RESPONSE.search(reply, action.end())
+        if response is None or not response.group(1).strip():
+            raise FormatBreak("no ###RESPONSE### text after the action")
+        return ParsedTurn(_ACTIONS[name], response.group(1).strip())
+
+    def correction(self, problem: str, must: Action | None) -> str:
+        wanted = {"ask": "ask_question", "final": "final_answer"}.get(
+            must or "", "ask_question or final_answer")
+        return (f"That reply cannot be used ({problem}). Reply again in exactly this format:\n"
+                f"###ACTION###: {wanted}\n###RESPONSE###: <your question or your full answer>")
+
+
+def strip_wrapper(response: str) -> str:
+    """A single-turn answer without the protocol wrapper, if a model added one anyway."""
+    found = _RESPONSE.search(response)
+    return found.group(1).strip() if found else response.strip()
+
+
+def answer_instruction(problem: Problem) -> str:
+    if problem.kind == "choice":
+        shape = "the letter of the correct option"
+    elif problem.kind == "numeric":
+        shape = "the number"
+    else:
+        shape = "a short answer"
+    return f"End your answer with a final line of the form `ANSWER: <{shape}>`."
+
+
+def problem_text(problem: Problem) -> str:
+    options = "\n".join(f"{letter}. {text}" for letter, text in problem.options.items())
+    return f"{problem.question}\n\n{options}" if options else problem.question
+
+
+def baseline_messages(problem: Problem) -> list[Message]:
+    """No knowledge of the user: the problem alone (the release sends no system prompt)."""
+    text = f"{problem_text(problem)}\n\n{answer_instruction(problem)}"
+    return [{"role": "user", "content": text}]
+
+
+def oracle_messages(problem: Problem, persona: dict | str,
+                    preferences: dict[str, dict]) -> list[Message]:
+    """Every preference given up front."""
+    system = ("You are helping this user. Tailor your reasoning and explanation to them.\n\n"
+              f"About the user:\n{render_persona(persona)}\n\n"
+              f"Their preferences for this question:\n{render_preferences(preferences)}")
+    return [{"role": "system", "content": system}, *baseline_messages(problem)]
+
+
+def discovery_messages(problem: Problem, questions: int, exact: bool) -> list[Message]:
+    """A new user: the model may (or, with `exact`, must) ask before answering."""
+    if exact:
+        budget = (f"Before answering you must ask the user exactly {questions} question(s), "
+                  "one per turn, about how they would like the answer; then give the final "
+                  "answer.")
+    else:
+        budget = (f"You know nothing about this user yet. You may ask up to {questions} "
+                  "question(s), one per turn, to find out how they would like the answer, "
+                  "before you give it. Ask only what helps you tailor the answer.")
+    system = ("You are a helpful assistant answering a user's question. " + budget + "\n\n"
+              "Every reply must use exactly this format:\n"
+              "###ACTION###: ask_question or final_answer\n"
+              "###RESPONSE###: your question to the user, or your full final answer\n\n"
+              + answer_instruction(problem).replace("End your answer", "End your final answer"))
+    return [{"role": "system", "content": system},
+            {"role": "user", "content": problem_text(problem)}]
+
+
+def render_persona(persona: dict | str) -> str:
+    if isinstance(persona, str):
+        return persona
+    return "\n".join(f"- {key}: {value if isinstance(value, str) else json.dumps(value)}"
+                     for key, value in persona.items())
+
+
+def render_preferences(preferences: dict[str, dict]) -> str:
+    return "\n".join(f"- {name}: {p.get('value')}"
+                     + (f" ({p['description']})" if p.get("description") else "")
+                     for name, p in preferences.items())

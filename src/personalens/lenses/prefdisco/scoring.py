@@ -1,0 +1,70 @@
+"""PrefAlign, NormAlign and the questions-vs-gain correlation: pure functions on numbers.
+
+PrefAlign (strict) is sum_j w_j * g_j over the criteria with a valid verdict, the weights
+renormalised to sum to 1 over those; None when no criterion is valid. The release's formula,
+sum w*s / sum w over every criterion with its raw weight, is `prefalign_release`.
+
+NormAlign = 100 * (PA_discovery - PA_baseline) / (PA_oracle - PA_baseline) on paired means;
+undefined when |PA_oracle - PA_baseline| < 1e-6.
+"""
+
+import math
+
+import numpy as np
+from scipy import stats
+
+from personalens.stats.bootstrap import bootstrap_ci
+
+UNDEFINED_BELOW = 1e-6
+
+
+def prefalign_strict(scored: list[tuple[float | None, float]]) -> float | None:
+    """(score or None, normalised weight) per criterion -> PrefAlign on the 1-5 scale."""
+    valid = [(s, w) for s, w in scored if s is not None]
+    total = sum(w for _, w in valid)
+    if not valid or total <= 0:
+        return None
+    return sum(s * w for s, w in valid) / total
+
+
+def prefalign_release(scored: list[tuple[float, float]]) -> float:
+    """The release's sum w*s / sum w with the weights as given (0 when they sum to 0)."""
+    total = sum(w for _, w in scored)
+    return sum(s * w for s, w in scored) / total if total > 0 else 0.0
+
+
+def normalign_value(baseline: float, discovery: float, oracle: float) -> float | None:
+    gap = oracle - baseline
+    if abs(gap) < UNDEFINED_BELOW:
+        return None
+    return 100.0 * (discovery - baseline) / gap
+
+
+def normalign(rows: np.ndarray, *, seed: int = 0) -> dict:
+    """NormAlign with a paired bootstrap CI; `rows` is (instances, 3): baseline, discovery,
+    oracle PrefAlign of the same instances."""
+    rows = np.asarray(rows, dtype=float).reshape(-1, 3)
+    if len(rows) == 0:
+        return {"value": None, "ci_low": None, "ci_high": None, "undefined": True, "n": 0,
+                "discovery_gain": None, "oracle_gain": None}
+    baseline, discovery, oracle = rows.mean(axis=0)
+    value = normalign_value(baseline, discovery, oracle)
+    low, high = bootstrap_ci(rows, lambda r: normalign_value(*r.mean(axis=0)), seed=seed)
+    return {"value": value, "ci_low": low, "ci_high": high, "undefined": value is None,
+            "n": int(len(rows)), "discovery_gain": float(discovery - baseline),
+            "oracle_gain": float(oracle - baseline)}
+
+
+def count_questions(asked: list[str]) -> int:
+    """Individual questions: the question marks in the asked text."""
+    return sum(text.count("?") for text in asked)
+
+
+def pearson(x: list[float], y: list[float]) -> dict:
+    """{r, p, n}; r and p are None with fewer than 3 pairs or a constant side."""
+    n = len(x)
+    if n < 3 or len(set(x)) < 2 or len(set(y)) < 2:
+        return {"r": None, "p": None, "n": n}
+    result = stats.pearsonr(x, y)
+    r, p = float(result.statistic), float(result.pvalue)
+    return {"r": r, "p": None if math.isnan(p) else p, "n": n}

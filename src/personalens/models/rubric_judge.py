@@ -1,0 +1,165 @@
+"""A rubric judge: one call scores one response on one criterion, 1-5, with a justification.
+
+Strict (the default): the reply must hold a JSON object whose `score` is an integer in 1-5.
+Anything else is asked again (a fresh sample, never the cached invalid reply); still invalid,
+the verdict is *excluded* (score None) and the caller renormalises over the rest. A verdict is
+never given a default score.
+
+`release` reproduces PrefDisco's released scorer for like-for-like comparisons: a missing score
+counts as 1, numeric strings are coerced, any number is used as it is (a 7 stays 7), and a reply
+with no JSON at all raises `UnparseableVerdict`, which drops the whole instance there.
+"""
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from personalens.models.chat_model import ChatModel
+from personalens.models.completion import Message
+from personalens.runs.failures import RecordedFailure
+
+ScoringMode = Literal["strict", "release"]
+SCALE = (1, 5)
+
+_SYSTEM = ("You grade one response against one rubric criterion. Reply with a JSON object only: "
+           '{"score": <integer 1-5>, "justification": "<one or two sentences>"}.')
+
+_VERDICT_SCHEMA = {
+    "type": "json_schema",
+    "json_schema": {"name": "RubricVerdict", "schema": {
+        "type": "object",
+        "properties": {"score": {"type": "integer", "minimum": 1, "maximum": 5},
+                       "justification": {"type": "string"}},
+        "required": ["score", "justification"]}},
+}
+
+
+@dataclass(frozen=True)
+class RubricCriterion:
+    """What the judge sees besides the response: the criterion, its anchored levels, and the
+    user's value for it (with the reason, when known)."""
+
+    name: str
+    description: str
+    levels: list[dict] = field(default_factory=list)  # [{score, description}]
+    value: str | None = None
+    context: str | None = None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    score: float | None  # None: excluded (strict mode, still invalid after every attempt)
+    justification: str
+    attempts: int
+    raw: str  # the last reply, as the judge wrote it
+    problem: str | None = None  # why the reply was invalid (strict) or was coerced (release)
+
+    @property
+    def valid(self) -> bool:
+        return self.score is not None
+
+    def as_record(self) -> dict:
+        return {"score": self.score, "justification": self.justification,
+                "attempts": self.attempts, "raw": self.raw, "problem": self.problem}
+
+
+class UnparseableVerdict(RecordedFailure):
+    """Release mode: a reply with no JSON object; the release drops the instance."""
+
+    def __init__(self, criterion: str, raw: str):
+        super().__init__("unparseable_verdict",
+                         f"judge reply for {criterion!r} holds no JSON object: {raw[:120]!r}")
+
+
+def judge_prompt(criterion: RubricCriterion, response: str) -> list[Message]:
+    levels = "\n".join(f"- {level.get('score')}: {level.get('description', '')}"
+                       for level in criterion.levels) or "- (no anchored levels given)"
+    user = [f"Criterion: {criterion.name}", f"What it measures: {criterion.description}",
+            f"Levels:\n{levels}"]
+    if criterion.value is not None:
+        user.append(f"This user's preference: {criterion.value}")
+    if criterion.context:
+        user.append(f"Why it matters to them: {criterion.context}")
+    user.append(f"Response to grade:\n<<<\n{response}\n>>>")
+    user.append("Compare the response with each level, pick the level it reaches, and reply "
+                "with the JSON object only.")
+    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": "\n\n".join(user)}]
+
+
+async def judge_criterion(model: ChatModel, criterion: RubricCriterion, response: str, *,
+                          mode: ScoringMode = "strict", attempts: int = 3,
+                          temperature: float = 0.0, seed: int = 0) -> Verdict:
+    """Score `response` on `criterion`. Model-call failures propagate as `ModelCallFailed`."""
+    messages = judge_prompt(criterion, response)
+    params = {"temperature": temperature, "response_format": _VERDICT_SCHEMA}
+    if mode == "release":
+        completion = await model.complete(messages, seed=seed, **params)
+        return release_verdict(criterion.name, completion.text)
+    problem, raw = "no attempt", ""
+    for attempt in range(attempts):
+        # A new seed per attempt: the same request would replay the same invalid reply.
+        completion = await model.complete(messages, accept=lambda t: strict_verdict(t)[0] is not
+                                          None, seed=seed + attempt, **params)
+        raw = completion.text
+        score, justification, problem = strict_verdict(raw)
+        if score is not None:
+            return Verdict(score, justification, attempt + 1, raw)
+    model.ledger.failure(model.role, "invalid_verdict")
+    return Verdict(None, "", attempts, raw, problem)
+
+
+def strict_verdict(text: str) -> tuple[int | None, str, str | None]:
+    """(score, justification, problem): score None with the problem when the reply is invalid."""
+    verdict = json_object(text)
+    if verdict is None:
+        return None, "", "no JSON object"
+    score = verdict.get("score")
+    if "score" not in verdict:
+        return None, "", "no score"
+    if isinstance(score, bool) or not isinstance(score, int):
+        return None, "", f"score {score!r} is not an integer"
+    if not SCALE[0] <= score <= SCALE[1]:
+        return None, "", f"score {score} is outside {SCALE[0]}-{SCALE[1]}"
+    return score, str(verdict.get("justification", "")), None
+
+
+def release_verdict(criterion: str, text: str) -> Verdict:
+    """The released scorer's reading of a reply (see the module docstring)."""
+    verdict = json_object(text)
+    if verdict is None:
+        raise UnparseableVerdict(criterion, text)
+    score = verdict.get("score", 1)
+    problem = None if "score" in verdict else "no score: counted as 1"
+    if isinstance(score, str):
+        try:
+            score = float(score)
+        except ValueError:
+            raise UnparseableVerdict(criterion, text) from None
+        problem = "numeric string coerced"
+    if isinstance(score, bool) or not isinstance(score, int | float):
+        raise UnparseableVerdict(criterion, text)
+    return Verdict(float(score), str(verdict.get("justification", "")), 1, text, problem)
+
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+
+
+def json_object(text: str) -> dict | None:
+    """The first JSON object in a reply (bare, fenced, or after some prose), else None."""
+    fenced = _FENCE.search(text)
+    candidates = [fenced.group(1)] if fenced else []
+    candidates.append(text)
+    decoder = json.JSONDecoder()
+    for candidate in candidates:
+        start = candidate.find("{")
+        while start != -1:
+            try:
+                value, _ = decoder.raw_decode(candidate[start:])
+            except json.JSONDecodeError:
+                start = candidate.find("{", start + 1)
+                continue
+            if isinstance(value, dict):
+                return value
+            start = candidate.find("{", start + 1)
+    return None

@@ -1,0 +1,33 @@
+"""Agreement between judges scoring the same units: weighted kappa for two, Krippendorff's
+alpha (ordinal) for more. Units a judge could not score are missing, not guessed."""
+
+import numpy as np
+
+
+def judge_agreement(ratings: np.ndarray) -> dict:
+    """`ratings`: (judges, units), NaN where a judge gave no valid score.
+
+    Two judges: quadratic-weighted Cohen's kappa (scikit-learn) over the units both scored.
+    More: Krippendorff's ordinal alpha (the `krippendorff` package), which handles missing values.
+    """
+    ratings = np.asarray(ratings, dtype=float)
+    judges = ratings.shape[0]
+    if judges < 2:
+        raise ValueError("agreement needs at least two judges")
+    if judges == 2:
+        from sklearn.metrics import cohen_kappa_score
+        both = ~np.isnan(ratings).any(axis=0)
+        a, b = ratings[0, both], ratings[1, both]
+        if both.sum() < 2 or (len(set(a)) == 1 and len(set(b)) == 1 and a[0] == b[0]):
+            value = None  # one value everywhere: chance agreement is total, kappa undefined
+        else:
+            value = float(cohen_kappa_score(a.astype(int), b.astype(int), weights="quadratic"))
+        return {"method": "weighted_kappa", "value": value, "n": int(both.sum())}
+    import krippendorff
+    scored = (~np.isnan(ratings)).sum(axis=0) >= 2
+    try:
+        value = float(krippendorff.alpha(reliability_data=ratings[:, scored],
+                                         level_of_measurement="ordinal"))
+    except (ValueError, ZeroDivisionError):
+        value = None
+    return {"method": "krippendorff_alpha", "value": value, "n": int(scored.sum())}
