@@ -65,3 +65,37 @@ def eval_command(
         temperatures=Temperatures(temperature, user_temperature, judge_temperature),
         attempts=judge_attempts, prices=models.prices)
     report_outcome(run_eval(options))
+
+
+@app.command("build")
+@model_roles(Role("generator", "model", DEFAULT_MODEL, f"Generator model: {SPEC_HELP}."))
+def build_command(
+    out: Annotated[Path, typer.Option(help="Build folder (a run directory; rerunning resumes "
+                                           "it). The dataset goes to OUT/data/<task>.jsonl.")],
+    models: RoleModels,
+    problems: Annotated[list[Path] | None, typer.Option(
+        help="Source benchmark rows (JSONL; MATH-500, AIME, CommonsenseQA, LogiQA, MaScQA, "
+             "MedQA, MMLU, ScienceQA, SimpleQA, SocialIQA). Repeatable; the task is the file's "
+             "stem. Default: the ~30 problems shipped with personalens.")] = None,
+    population: Annotated[Path | None, typer.Option(
+        help="A `personalens generate` output: personas come from its profiles.")] = None,
+    personas: Annotated[int, typer.Option(help="Personas the generator writes (without "
+                                               "--population).")] = 6,
+    per_problem: Annotated[int, typer.Option(help="Personas paired with each problem.")] = 2,
+    preferences: Annotated[int, typer.Option(help="Preferences (and rubric criteria) per "
+                                                  "instance.")] = 3,
+    candidates: Annotated[int, typer.Option(help="Candidate attributes proposed per "
+                                                 "instance before selection.")] = 8,
+    limit: Annotated[int | None, typer.Option(help="At most this many problems per task.")
+                     ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the persona-problem pairing.")] = 0,
+    temperature: Annotated[float, typer.Option(help="Generator temperature.")] = 0.7,
+) -> None:
+    """Build a prefq-bench dataset: personas, sparse preferences, rubrics, in the release format."""
+    from personalens.lenses.prefdisco.build import BuildOptions, run_build
+
+    options = BuildOptions(out=out, generator=models["generator"], problems=problems or [],
+                           population=population, personas=personas, per_problem=per_problem,
+                           preferences=preferences, candidates=candidates, limit=limit,
+                           seed=seed, temperature=temperature, prices=models.prices)
+    report_outcome(run_build(options))

@@ -1,0 +1,246 @@
+"""`personalens prefdisco build`: a prefq-bench dataset from problems and personas.
+
+Problems: rows of any of the ten source formats (`--problems FILE.jsonl`, the task is the file's
+stem), else the ~30 hand-written problems shipped with the package (task = their domain).
+Personas: a generated population's profiles (`--population DIR`), else written by the generator
+with embedding-distance rejection sampling (steps `persona/<i>`). Items: each problem paired with
+`per_problem` personas (seeded draw); each item's preferences, library decisions and rubrics
+are model-written and recorded. `finish` writes `<out>/data/<task>.jsonl` in the release format
+and `<out>/attribute_library.json`.
+"""
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from personalens.errors import InputError
+from personalens.input_files import read_jsonl_objects
+from personalens.lenses.prefdisco import release_format
+from personalens.lenses.prefdisco.attribute_library import AttributeLibrary
+from personalens.lenses.prefdisco.persona_source import (
+    generate_persona,
+    personas_from_population,
+)
+from personalens.lenses.prefdisco.preference_builder import build_record
+from personalens.lenses.prefdisco.problems import Problem, ProblemShapeError, normalise
+from personalens.models import ModelSettings
+from personalens.report.run_page import run_page
+from personalens.retrieval import DenseRetriever
+from personalens.retrieval.dense import BUNDLED_MINILM
+from personalens.runs import (
+    ItemFailure,
+    Lens,
+    Metrics,
+    Outcome,
+    RunContext,
+    RunIdentity,
+    Tally,
+    fingerprint,
+    run_lens,
+    write_atomic,
+)
+from personalens.runs.blocking import run_blocking
+
+SHIPPED_PROBLEMS = Path(__file__).parent / "data" / "problems.jsonl"
+_ID_FIELDS = ("problem_id", "unique_id", "id", "ID", "qID")
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    out: Path
+    generator: ModelSettings
+    problems: list[Path]  # empty: the shipped set
+    population: Path | None = None
+    personas: int = 6  # generated personas (without --population)
+    per_problem: int = 2
+    preferences: int = 3
+    candidates: int = 8
+    limit: int | None = None  # problems per task
+    seed: int = 0
+    temperature: float = 0.7
+    embedder: str = BUNDLED_MINILM
+    prices: dict | None = None
+
+    def check(self) -> None:
+        for name in ("personas", "per_problem", "preferences", "candidates"):
+            if getattr(self, name) < 1:
+                raise InputError(f"--{name.replace('_', '-')} must be at least 1")
+        if self.limit is not None and self.limit < 1:
+            raise InputError("--limit must be at least 1")
+        self.generator.validate_spec()
+
+    def config(self) -> dict:
+        return {"lens": "prefdisco-build", "problems": [str(p.resolve()) for p in self.problems],
+                "population": str(self.population.resolve()) if self.population else None,
+                "personas": self.personas, "per_problem": self.per_problem,
+                "preferences": self.preferences, "candidates": self.candidates,
+                "limit": self.limit, "seed": self.seed, "temperature": self.temperature,
+                "generator": self.generator.spec, "embedder": self.embedder}
+
+
+@dataclass(frozen=True)
+class SourceProblem:
+    task: str
+    problem_id: str
+    row: dict
+    problem: Problem
+
+
+@dataclass(frozen=True)
+class Item:
+    source: SourceProblem
+    persona_index: int
+
+    @property
+    def key(self) -> str:
+        return f"instance/{self.source.task}/{self.source.problem_id}/{self.persona_index}"
+
+
+def load_problems(files: list[Path], limit: int | None) -> list[SourceProblem]:
+    problems: list[SourceProblem] = []
+    for file in files or [SHIPPED_PROBLEMS]:
+        per_task: dict[str, int] = {}
+        for index, (where, row) in enumerate(read_jsonl_objects(file, "problems")):
+            task = row.get("source", file.stem) if not files else file.stem
+            try:
+                problem = normalise(row, task)
+            except ProblemShapeError as exc:
+                raise InputError(str(exc), where=where) from None
+            if limit is not None and per_task.get(task, 0) >= limit:
+                continue
+            per_task[task] = per_task.get(task, 0) + 1
+            pid = next((str(row[f]) for f in _ID_FIELDS if row.get(f) is not None),
+                       f"{task}-{index}")
+            problems.append(SourceProblem(task, pid, row, problem))
+    return problems
+
+
+class BuildMetrics(Metrics):
+    out: str
+    instances: int
+    tasks: dict[str, int]
+    personas: int
+    rejected_persona_drafts: int
+    library_size: int
+    library_merges: int
+    failures: list[ItemFailure]
+
+    def headlines(self) -> list[str]:
+        return [f"data: {Path(self.out) / 'data'} ({self.instances} instances over "
+                f"{len(self.tasks)} task(s)); {self.personas} personas, attribute library "
+                f"{self.library_size} entries ({self.library_merges} merged candidates)"]
+
+
+class PrefdiscoBuild(Lens):
+    name = "prefdisco build"
+    title = "personalens · PrefDisco dataset build"
+    concurrency = 4
+
+    def __init__(self, options: BuildOptions):
+        super().__init__(options.prices)
+        options.check()
+        self.options = options
+        self.problems = load_problems(options.problems, options.limit)
+        self.population = (personas_from_population(options.population)
+                           if options.population else None)
+        self.model = options.generator.load("generator", self.ledger)
+        self.encoder = DenseRetriever(options.embedder)
+        self.personas: list[dict] = []
+        self.rejected = 0
+        self.library: AttributeLibrary | None = None
+
+    def identity(self) -> RunIdentity:
+        files = [f.resolve() for f in self.options.problems or [SHIPPED_PROBLEMS]]
+        if self.options.population:
+            root = self.options.population.resolve()
+            files += sorted(root.glob("ground_truth/*/profiles.json"))
+        digest = hashlib.sha256("".join(fingerprint([f], f.parent) for f in files).encode())
+        return RunIdentity(config=self.options.config(), dataset_hash=digest.hexdigest(),
+                           seeds={"pairing": self.options.seed},
+                           models={"generator": self.options.generator.spec},
+                           endpoints={"generator": self.options.generator.public()})
+
+    async def encode(self, texts: list[str]) -> np.ndarray:
+        return await run_blocking(self.encoder.encode, texts)
+
+    async def setup(self, context: RunContext) -> None:
+        self.library = AttributeLibrary(self.model, self.encode, context.steps)
+        await self.library.restore(context.steps.done)
+        if self.population is not None:
+            self.personas = self.population
+            return
+        summaries: list[str] = []
+        for index in range(self.options.personas):
+            drawn = await context.steps.get(f"persona/{index}", lambda i=index, s=list(
+                summaries): generate_persona(self.model, i, s, self.encode,
+                                             temperature=self.options.temperature))
+            self.personas.append(drawn["persona"])
+            summaries.append(drawn["summary"])
+            self.rejected += drawn["rejected_drafts"]
+
+    def plan(self) -> list[Item]:
+        rng = np.random.default_rng(self.options.seed)
+        count = min(self.options.per_problem, len(self.personas))
+        return [Item(source, int(p)) for source in self.problems
+                for p in sorted(rng.choice(len(self.personas), count, replace=False))]
+
+    async def run_item(self, item: Item) -> dict:
+        record = await build_record(
+            self.model, self.library, problem_id=f"{item.source.problem_id}-p{item.persona_index}",
+            row=item.source.row, problem=item.source.problem,
+            persona=self.personas[item.persona_index], candidates=self.options.candidates,
+            preferences=self.options.preferences, temperature=self.options.temperature,
+            seed=self.options.seed)
+        return {"task": item.source.task, "record": record}
+
+    async def finish(self, records: list[dict]) -> None:
+        data = self.options.out / "data"
+        data.mkdir(parents=True, exist_ok=True)
+        by_task: dict[str, list[dict]] = {}
+        for record in records:
+            if record["status"] == "ok":
+                by_task.setdefault(record["task"], []).append(record["record"])
+        for task, rows in by_task.items():
+            release_format.write(data / f"{task}.jsonl", task, rows,
+                                 {"source": "personalens prefdisco build",
+                                  "generator": self.options.generator.spec})
+        write_atomic(self.options.out / "attribute_library.json",
+                     json.dumps(list(self.library.entries.values()), indent=1))
+
+    def summarise(self, records: list[dict], tally: Tally) -> BuildMetrics:
+        ok = [r for r in records if r["status"] == "ok"]
+        tasks: dict[str, int] = {}
+        for record in ok:
+            tasks[record["task"]] = tasks.get(record["task"], 0) + 1
+        return BuildMetrics(out=str(self.options.out), instances=len(ok), tasks=tasks,
+                            personas=len(self.personas), rejected_persona_drafts=self.rejected,
+                            library_size=len(self.library.entries),
+                            library_merges=self.library.merges, failures=tally.failures)
+
+    def render_report(self, metrics: BuildMetrics, tally: Tally, manifest: dict,
+                      records: list[dict]) -> str:
+        def sections(report) -> None:
+            report.heading("Built dataset")
+            report.table(["task", "instances"], list(metrics.tasks.items()))
+            report.paragraph(f"{metrics.personas} personas ({metrics.rejected_persona_drafts} "
+                             "drafts rejected as too similar); attribute library: "
+                             f"{metrics.library_size} entries, {metrics.library_merges} "
+                             "candidates merged into an existing entry.")
+            report.table(["attribute", "type", "description"],
+                         [[e["name"], e["type"], e["description"]]
+                          for e in self.library.entries.values()])
+
+        return run_page(self.title, tally, manifest,
+                        summary=f"Generator: {self.options.generator.spec} · out: "
+                                f"{self.options.out}", sections=sections)
+
+    async def aclose(self) -> None:
+        await self.model.aclose()
+        self.encoder.close()
+
+
+def run_build(options: BuildOptions, *, progress: bool = True) -> Outcome:
+    return run_lens(PrefdiscoBuild(options), options.out, progress=progress)
