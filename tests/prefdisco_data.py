@@ -45,3 +45,32 @@ def two_preferences(problem_id: str = "p1") -> dict:
     return record(problem_id, MMLU_ROW, {"visual": "visual diagrams and sketches",
                                          "brevity": "short concise steps"},
                   {"visual": 0.75, "brevity": 0.25})
+
+
+def mmlu_row(problem_id: str, answer: int = 1) -> dict:
+    """An MMLU row whose question carries `{problem_id}`, so scripted roles can tell it apart."""
+    return {"question": f"{{{problem_id}}} 2 + 2 = ?", "subject": "math",
+            "choices": ["3", "4", "5", "6"], "answer": answer}
+
+
+VISUAL = "visual diagrams and sketches"
+BREVITY = "short concise steps"
+TONE = "warm encouraging tone"
+
+
+def weighted(problem_id: str, weights: dict[str, float | None], original: dict | None = None
+             ) -> dict:
+    """A record with the preferences named in `weights` (visual, brevity, tone)."""
+    values = {"visual": VISUAL, "brevity": BREVITY, "tone": TONE}
+    built = record(problem_id, original or mmlu_row(problem_id),
+                   {name: values[name] for name in weights}, weights)
+    built["persona"] = {"name": problem_id, "occupation": "nurse"}
+    return built
+
+
+def folder(root: Path, tasks: dict[str, list[dict]]) -> Path:
+    """One file per task (its metadata names the task); returns the folder."""
+    root.mkdir(parents=True, exist_ok=True)
+    for task, records in tasks.items():
+        write(root / f"{task}.jsonl", records, dataset=task)
+    return root

@@ -47,16 +47,32 @@ def passive_user(messages, params) -> str:
 
 
 class Roles:
-    """One scripted model per spec: `scripted-target`, `scripted-user`, `scripted-judge`..."""
+    """One scripted model per spec: `scripted-target`, `scripted-user`, `scripted-judge`...
+
+    Every call is logged in `calls` as (name, messages, params), in the order they were made.
+    """
 
     def __init__(self, **behaviours: Callable):
         self.behaviours = behaviours
         self.providers: dict[str, ScriptedProvider] = {}
+        self.calls: list[tuple[str, list[dict], dict]] = []
+
+    def of(self, name: str) -> list[tuple[list[dict], dict]]:
+        """(messages, params) of every call to the model named `name`."""
+        return [(messages, params) for who, messages, params in self.calls if who == name]
+
+    def _logged(self, name: str) -> Callable:
+        behaviour = self.behaviours[name]
+
+        def reply(messages, params):
+            self.calls.append((name, list(messages), dict(params)))
+            return behaviour(messages, params)
+        return reply
 
     def load(self, spec, **kwargs):
         name = spec.split("/")[-1]
         provider = self.providers.setdefault(name, ScriptedProvider(
-            default=self.behaviours[name]))
+            default=self._logged(name)))
         return ChatModel(spec, provider, role=kwargs.get("role", "target"),
                          ledger=kwargs.get("ledger"))
 
@@ -64,3 +80,94 @@ class Roles:
         import personalens.models.settings as settings_module
         monkeypatch.setattr(settings_module, "load_model", self.load)
         return self
+
+
+# --- Roles that tell instances and conditions apart --------------------------------------------
+# The target writes a marker "[<problem id>/<condition>]" into every answer (the problem id is
+# the `{id}` in the question, see prefdisco_data.mmlu_row); the judge scores by that marker.
+
+ASK = "###ACTION###: ask_question\n###RESPONSE###: Do you like visual diagrams? And short steps?"
+
+
+def condition_of(messages: list[dict]) -> str:
+    system = system_of(messages)
+    if "###ACTION###" not in system:
+        return "oracle" if "preferences for this question" in system else "baseline"
+    fixed = re.search(r"exactly (\d+) question", system)
+    return f"fixed_{fixed.group(1)}" if fixed else "discovery"
+
+
+def problem_id(messages: list[dict]) -> str:
+    first = next(m["content"] for m in messages if m["role"] == "user")
+    return re.search(r"\{(\w+)\}", first).group(1)
+
+
+def asked_so_far(messages: list[dict]) -> int:
+    """The target's turns so far (a rejected turn and its correction count too)."""
+    return sum(1 for m in messages if m["role"] == "assistant")
+
+
+def scripted_target(questions: int | dict[str, int] = 1, answer: str | dict[str, str] = "B",
+                    ask: str | dict[str, str] = ASK) -> Callable:
+    """Baseline and oracle answer at once; discovery asks `questions` (per problem id, if a
+    dict) then answers; fixed_N asks N then answers. An answer of "" leaves out the ANSWER
+    line. Every answer holds the marker [<id>/<condition>]."""
+    def pick(value, pid):
+        return value.get(pid, next(iter(value.values()))) if isinstance(value, dict) else value
+
+    def reply(messages, params):
+        condition, pid = condition_of(messages), problem_id(messages)
+        given = pick(answer, pid)
+        body = f"[{pid}/{condition}] Working it out." + (f"\nANSWER: {given}" if given else "")
+        if condition in ("baseline", "oracle"):
+            return body
+        budget = int(condition.removeprefix("fixed_")) if condition.startswith("fixed_") \
+            else pick(questions, pid)
+        if asked_so_far(messages) < budget:
+            return pick(ask, pid)
+        return f"###ACTION###: 'final_answer'\n###RESPONSE###: {body}"
+    return reply
+
+
+def judge_table(table: dict[str, dict[str, object]]) -> Callable:
+    """Judge: table["<id>/<condition>"][criterion] is the reply: an int (a valid verdict),
+    a str (the raw reply, as is), or a list of those indexed by the attempt (the seed)."""
+    def reply(messages, params):
+        user = messages[-1]["content"]
+        criterion = re.search(r"Criterion: (\S+)", user).group(1)
+        marker = re.search(r"\[(\w+/\w+)\]", user.split("<<<", 1)[1]).group(1)
+        value = table[marker][criterion]
+        if isinstance(value, list):
+            value = value[min(params.get("seed", 0), len(value) - 1)]
+        if isinstance(value, str):
+            return value
+        return json.dumps({"score": value, "justification": f"{marker} {criterion}"})
+    return reply
+
+
+def user_by_problem(replies: dict[str, str]) -> Callable:
+    """Simulated user: the reply for the problem id named in its instructions' question."""
+    def reply(messages, params):
+        return replies[_user_problem(messages)]
+    return reply
+
+
+def _user_problem(messages: list[dict]) -> str:
+    # The user never sees the problem; prefdisco_data.weighted names each persona by its id.
+    return re.search(r"- name: (\w+)", system_of(messages)).group(1)
+
+
+def evaluate(data, out, roles: "Roles", *, judges=("judge",), progress=False, **options):
+    """Run the eval in this process with the scripted roles (installed by the caller):
+    returns (metrics.json as a dict, records.jsonl as a list, the Outcome)."""
+    from personalens.lenses.prefdisco.command import PrefdiscoOptions, run_eval
+    from personalens.models import ModelSettings
+
+    outcome = run_eval(PrefdiscoOptions(
+        data=data, out=out, target=ModelSettings(spec="openai/target"),
+        user=ModelSettings(spec="openai/user"),
+        judges=[ModelSettings(spec=f"openai/{j}") for j in judges], **options),
+        progress=progress)
+    metrics = json.loads((out / "metrics.json").read_text())
+    records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    return metrics, records, outcome

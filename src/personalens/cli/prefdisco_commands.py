@@ -42,8 +42,9 @@ def eval_command(
     user_temperature: Annotated[float, typer.Option(help="Simulated user's temperature.")
                                 ] = 0.4,
     judge_temperature: Annotated[float, typer.Option(help="Judge's temperature.")] = 0.0,
-    judge_attempts: Annotated[int, typer.Option(help="Tries for a valid verdict or a "
-                                                     "well-formed turn.")] = 3,
+    attempts: Annotated[int, typer.Option(help="Tries for a valid judge verdict, a well-formed "
+                                               "turn or a non-empty user reply.")] = 3,
+    max_tokens: Annotated[int, typer.Option(help="Longest target turn, in tokens.")] = 1024,
 ) -> None:
     """PrefAlign, accuracy and NormAlign under baseline, discovery and oracle conditions."""
     from personalens.errors import InputError
@@ -63,7 +64,7 @@ def eval_command(
                                                                     "--fixed-questions"),
         turns=turns, user_kind=user, scoring=scoring, skip_invalid=skip_invalid,
         temperatures=Temperatures(temperature, user_temperature, judge_temperature),
-        attempts=judge_attempts, prices=models.prices)
+        attempts=attempts, max_tokens=max_tokens, prices=models.prices)
     report_outcome(run_eval(options))
 
 

@@ -61,6 +61,7 @@ class SimulatedUser:
     system: str
     temperature: float = 0.0
     attempts: int = 3
+    max_tokens: int = 300
 
     async def reply(self, asked: list[str], answers: list[str]) -> str:
         messages: list[Message] = [{"role": "system", "content": self.system}]
@@ -71,7 +72,7 @@ class SimulatedUser:
         for attempt in range(self.attempts):
             completion = await self.model.complete(
                 messages, accept=lambda t: bool(t.strip()), temperature=self.temperature,
-                seed=attempt)
+                seed=attempt, max_tokens=self.max_tokens)
             if completion.text.strip():
                 return completion.text.strip()
         raise RecordedFailure("user_reply", f"the simulated user gave {self.attempts} empty "
@@ -94,19 +95,23 @@ class DialogueResult:
 
 async def run_dialogue(target: ChatModel, opening: list[Message], user: SimulatedUser,
                        turn_format: TurnFormat, *, questions: int, exact: bool = False,
-                       temperature: float = 0.0, attempts: int = 3, key: str = "dialogue",
-                       steps: Steps | None = None) -> DialogueResult:
-    """Converse until the target answers; raises `ProtocolFailure` when a turn stays broken."""
+                       temperature: float = 0.0, max_tokens: int = 1024, attempts: int = 3,
+                       key: str = "dialogue", steps: Steps | None = None) -> DialogueResult:
+    """Converse until the target answers; raises `ProtocolFailure` when a turn stays broken.
+
+    At most `questions` question turns and one answer: once the budget is spent the turn must
+    be the answer, so the loop cannot run longer.
+    """
     steps = steps or _NoSteps()
     messages = list(opening)
     turns: list[dict] = []
-    while True:
+    for _ in range(questions + 1):
         asked = sum(t["action"] == "ask" for t in turns)
         must: Action | None = "final" if asked == questions else ("ask" if exact else None)
         index = len(turns)
         turn = await steps.get(f"{key}/turn/{index}", lambda m=must, i=index: _target_turn(
             target, messages, turn_format, must=m, temperature=temperature, attempts=attempts,
-            turns=turns, seed=i))
+            turns=turns, seed=i, max_tokens=max_tokens))
         messages.append({"role": "assistant", "content": turn["raw"]})
         if turn["action"] == "final":
             turns.append(turn)
@@ -117,16 +122,17 @@ async def run_dialogue(target: ChatModel, opening: list[Message], user: Simulate
                                 lambda q=asked_so_far, r=replies: user.reply(q, r))
         turns.append({**turn, "reply": reply})
         messages.append({"role": "user", "content": reply})
+    raise AssertionError("unreachable: the last allowed turn must be the answer")
 
 
 async def _target_turn(target: ChatModel, messages: list[Message], turn_format: TurnFormat, *,
                        must: Action | None, temperature: float, attempts: int, turns: list[dict],
-                       seed: int) -> dict:
+                       seed: int, max_tokens: int) -> dict:
     tries = list(messages)
     rejected: list[dict] = []
     for attempt in range(attempts):
         completion = await target.complete(tries, temperature=temperature,
-                                           seed=seed * 100 + attempt)
+                                           seed=seed * 100 + attempt, max_tokens=max_tokens)
         try:
             parsed = turn_format.parse(completion.text)
             if must is not None and parsed.action != must:

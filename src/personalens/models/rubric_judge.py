@@ -89,10 +89,12 @@ def judge_prompt(criterion: RubricCriterion, response: str) -> list[Message]:
 
 async def judge_criterion(model: ChatModel, criterion: RubricCriterion, response: str, *,
                           mode: ScoringMode = "strict", attempts: int = 3,
-                          temperature: float = 0.0, seed: int = 0) -> Verdict:
+                          temperature: float = 0.0, seed: int = 0,
+                          max_tokens: int = 400) -> Verdict:
     """Score `response` on `criterion`. Model-call failures propagate as `ModelCallFailed`."""
     messages = judge_prompt(criterion, response)
-    params = {"temperature": temperature, "response_format": _VERDICT_SCHEMA}
+    params = {"temperature": temperature, "response_format": _VERDICT_SCHEMA,
+              "max_tokens": max_tokens}
     if mode == "release":
         completion = await model.complete(messages, seed=seed, **params)
         return release_verdict(criterion.name, completion.text)

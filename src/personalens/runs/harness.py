@@ -108,7 +108,14 @@ def _tally(items: list, records: list[dict], steps: StepStore) -> Tally:
     item_keys = {item.key for item in items}
     return Tally(n_planned=len(items), n_recorded=len(records),
                  failures=[_flat(r) for r in records if r["status"] != "ok"],
-                 step_failures=[_flat(f) for f in steps.failures if f["key"] not in item_keys])
+                 step_failures=[_flat(f) for f in steps.failures
+                                if not _within_item(f["key"], item_keys)])
+
+
+def _within_item(key: str, item_keys: set[str]) -> bool:
+    """The failed step is an item, or a step of one (`<item>/...`): the item lists it."""
+    parts = key.split("/")
+    return any("/".join(parts[:n]) in item_keys for n in range(1, len(parts) + 1))
 
 
 def _flat(record: dict) -> dict:

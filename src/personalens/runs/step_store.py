@@ -18,7 +18,7 @@ class StepFailed(RecordedFailure):
 
     def __init__(self, key: str, cause: RecordedFailure):
         failure = cause.failure
-        super().__init__(failure.kind, f"{key}: {failure.message}", failure.attempts)
+        super().__init__(failure.kind, f"{key}: {failure.message}", failure.attempts, cause.data)
         self.key = key
 
 

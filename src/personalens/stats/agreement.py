@@ -3,6 +3,8 @@ alpha (ordinal) for more. Units a judge could not score are missing, not guessed
 
 import numpy as np
 
+SCALE = (1, 5)  # the rubric scale: kappa's quadratic weights count steps on it
+
 
 def judge_agreement(ratings: np.ndarray) -> dict:
     """`ratings`: (judges, units), NaN where a judge gave no valid score.
@@ -21,7 +23,12 @@ def judge_agreement(ratings: np.ndarray) -> dict:
         if both.sum() < 2 or (len(set(a)) == 1 and len(set(b)) == 1 and a[0] == b[0]):
             value = None  # one value everywhere: chance agreement is total, kappa undefined
         else:
-            value = float(cohen_kappa_score(a.astype(int), b.astype(int), weights="quadratic"))
+            a, b = a.astype(int), b.astype(int)
+            # Every level of the scale, seen or not: 2 -> 5 is three steps even when no judge
+            # gave a 3 or a 4 (by default scikit-learn weighs only the labels that occur).
+            labels = list(range(min(SCALE[0], a.min(), b.min()),
+                                max(SCALE[1], a.max(), b.max()) + 1))
+            value = float(cohen_kappa_score(a, b, labels=labels, weights="quadratic"))
         return {"method": "weighted_kappa", "value": value, "n": int(both.sum())}
     import krippendorff
     scored = (~np.isnan(ratings)).sum(axis=0) >= 2

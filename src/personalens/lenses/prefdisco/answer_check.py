@@ -13,7 +13,7 @@ from dataclasses import dataclass
 TOLERANCE = 1e-6
 _ANSWER_LINE = re.compile(r"^\s*\**\s*ANSWER\s*\**\s*:\s*(.+?)\s*$", re.I | re.M)
 _BOXED = re.compile(r"\\boxed\{(.*)\}")
-_FRAC = re.compile(r"^\\d?frac\{(-?[\d.]+)\}\{(-?[\d.]+)\}$")
+_FRAC = re.compile(r"^(-?)\\d?frac\{(-?[\d.]+)\}\{(-?[\d.]+)\}$")
 
 
 @dataclass(frozen=True)
@@ -37,11 +37,13 @@ def parse_number(text: str) -> float | None:
     boxed = _BOXED.search(text)
     if boxed:
         text = boxed.group(1).strip()
-    text = text.replace(",", "").replace("\\!", "").removesuffix("%").removesuffix("\\%").strip()
+    # "\\%" before "%": removing the "%" first would leave the backslash.
+    text = text.replace(",", "").replace("\\!", "").removesuffix("\\%").removesuffix("%").strip()
     frac = _FRAC.match(text)
     if frac:
-        numerator, denominator = float(frac.group(1)), float(frac.group(2))
-        return numerator / denominator if denominator else None
+        sign = -1.0 if frac.group(1) else 1.0
+        numerator, denominator = float(frac.group(2)), float(frac.group(3))
+        return sign * numerator / denominator if denominator else None
     if re.fullmatch(r"-?\d+(\.\d+)?/-?\d+(\.\d+)?", text):
         numerator, denominator = (float(p) for p in text.split("/"))
         return numerator / denominator if denominator else None
@@ -52,10 +54,13 @@ def parse_number(text: str) -> float | None:
 
 
 def parse_letter(text: str, options: dict[str, str]) -> str | None:
-    """The option letter in 'B', '(B)', 'B)', 'B. text' or the exact text of one option."""
+    """The option letter in 'B', '(B)', 'B)', 'B. text' or the exact text of one option.
+
+    With no options (a source that writes them inside the question, as MaScQA does), any
+    letter A-J is read."""
     cleaned = text.strip().strip("*").strip()
     match = re.match(r"^\(?([A-J])\)?(?:[.):\s]|$)", cleaned)
-    if match and match.group(1) in options:
+    if match and (match.group(1) in options or not options):
         return match.group(1)
     by_text = {normalise_text(v): k for k, v in options.items()}
     return by_text.get(normalise_text(cleaned))

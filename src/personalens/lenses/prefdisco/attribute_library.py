@@ -82,7 +82,7 @@ class AttributeLibrary:
             {"role": "user", "content": f"Attribute A: {_text(existing)}\nAttribute B: "
                                         f"{_text(decision)}\nDo A and B describe the same "
                                         "preference dimension?"}],
-            SameAttribute, regenerations=2, temperature=0.0)
+            SameAttribute, regenerations=2, temperature=0.0, max_tokens=20)
         return {**decision, "merged_into": existing["name"] if verdict.same else None}
 
     async def _apply(self, decision: dict) -> None:

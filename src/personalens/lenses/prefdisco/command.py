@@ -43,6 +43,7 @@ class PrefdiscoOptions:
     skip_invalid: bool = False
     temperatures: Temperatures = field(default_factory=Temperatures)
     attempts: int = 3
+    max_tokens: int = 1024
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
@@ -59,7 +60,9 @@ class PrefdiscoOptions:
         if any(n < 1 for n in self.fixed_questions):
             raise InputError("--fixed-questions takes positive counts")
         if self.attempts < 1:
-            raise InputError("--judge-attempts must be at least 1")
+            raise InputError("--attempts must be at least 1")
+        if self.max_tokens < 16:
+            raise InputError(f"--max-tokens must be at least 16 (got {self.max_tokens})")
         for name, value in vars(self.temperatures).items():
             if not 0.0 <= value <= 2.0:
                 raise InputError(f"the {name} temperature must be in [0, 2] (got {value})")
@@ -72,7 +75,8 @@ class PrefdiscoOptions:
                 "scoring": self.scoring, "skip_invalid": self.skip_invalid,
                 "models": {"target": self.target.spec, "user": self.user.spec,
                            "judges": [j.spec for j in self.judges]},
-                "temperatures": vars(self.temperatures), "attempts": self.attempts}
+                "temperatures": vars(self.temperatures), "attempts": self.attempts,
+                "max_tokens": self.max_tokens}
 
 
 class PrefdiscoEval(Lens):
@@ -94,7 +98,8 @@ class PrefdiscoEval(Lens):
             Roles(options.target.load("target", self.ledger),
                   options.user.load("user", self.ledger), judges),
             turns=options.turns, user_kind=options.user_kind, scoring=options.scoring,
-            temperatures=options.temperatures, attempts=options.attempts)
+            temperatures=options.temperatures, attempts=options.attempts,
+            max_tokens=options.max_tokens)
 
     def identity(self) -> RunIdentity:
         options = self.options
@@ -127,6 +132,7 @@ class PrefdiscoEval(Lens):
             **summary, "scoring": self.options.scoring,
             "conditions": self.options.all_conditions,
             "skipped_invalid": [i.as_record() for i in self.dataset.invalid],
+            "data_warnings": {i.key: i.warnings for i in self.dataset.instances if i.warnings},
             "failures": tally.failures})
 
     def render_report(self, metrics: PrefdiscoMetrics, tally: Tally, manifest: dict,

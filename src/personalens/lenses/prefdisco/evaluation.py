@@ -68,8 +68,9 @@ def fixed_questions(condition: str) -> int | None:
 
 class Evaluation:
     def __init__(self, roles: Roles, *, turns: int, user_kind: UserKind, scoring: ScoringMode,
-                 temperatures: Temperatures, attempts: int = 3):
+                 temperatures: Temperatures, attempts: int = 3, max_tokens: int = 1024):
         self.roles = roles
+        self.max_tokens = max_tokens  # per target turn: a small local model may never stop
         self.turns = turns
         self.user_kind = user_kind
         self.scoring = scoring
@@ -79,7 +80,10 @@ class Evaluation:
 
     async def record(self, item: Item) -> dict:
         instance = item.instance
-        answer = await self._answer(item)
+        try:
+            answer = await self._answer(item)
+        except RecordedFailure as exc:  # the failed record still says what it was
+            raise exc.with_data({**self._base(item), **exc.data}) from exc
         try:
             criteria = await self._judge(instance, answer["response"])
         except UnparseableVerdict as exc:
@@ -109,7 +113,8 @@ class Evaluation:
             messages = (protocol.baseline_messages(problem) if condition == "baseline" else
                         protocol.oracle_messages(problem, instance.persona, instance.preferences))
             completion = await self.roles.target.complete(
-                messages, temperature=self.temperatures.target, seed=0)
+                messages, temperature=self.temperatures.target, seed=0,
+                max_tokens=self.max_tokens)
             return {"response": protocol.strip_wrapper(completion.text), "transcript": [],
                     "questions": {"turns": 0, "questions": 0}, "revealed": []}
         fixed = fixed_questions(condition)
@@ -120,7 +125,8 @@ class Evaluation:
             self.roles.target, protocol.discovery_messages(problem, fixed or self.turns,
                                                            fixed is not None),
             user, protocol.WireFormat(), questions=fixed or self.turns, exact=fixed is not None,
-            temperature=self.temperatures.target, attempts=self.attempts, key=item.key,
+            temperature=self.temperatures.target, max_tokens=self.max_tokens,
+            attempts=self.attempts, key=item.key,
             steps=self.steps)
         transcript = [{**turn, "revealed": revealed(turn["reply"], instance.preferences)}
                       if turn["action"] == "ask" else turn for turn in dialogue.turns]
@@ -140,12 +146,17 @@ class Evaluation:
             verdicts = await asyncio.gather(*[
                 judge_criterion(judge, rubric, response, mode=self.scoring,
                                 attempts=self.attempts, temperature=self.temperatures.judge)
-                for judge in self.roles.judges])
+                for judge in self.roles.judges], return_exceptions=True)
+            _raise_first(verdicts)
             valid = [v.score for v in verdicts if v.score is not None]
             return {**criterion.as_record(), "verdicts": [v.as_record() for v in verdicts],
                     "score": sum(valid) / len(valid) if valid else None}
 
-        return list(await asyncio.gather(*[one(c) for c in instance.criteria]))
+        # Every call finishes before a failure propagates: none is left running untracked.
+        criteria = await asyncio.gather(*[one(c) for c in instance.criteria],
+                                        return_exceptions=True)
+        _raise_first(criteria)
+        return list(criteria)
 
     def _prefalign(self, criteria: list[dict]) -> float | None:
         if self.scoring == "release":
@@ -171,3 +182,9 @@ class Evaluation:
         for model in {id(m): m for m in [self.roles.target, self.roles.user,
                                           *self.roles.judges]}.values():
             await model.aclose()
+
+
+def _raise_first(results: list) -> None:
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result

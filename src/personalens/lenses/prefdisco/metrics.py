@@ -44,6 +44,7 @@ class PrefdiscoMetrics(Metrics):
     n_failed: int
     unpaired: list[dict]
     renormalised_weights: list[str]
+    data_warnings: dict[str, list[str]] = {}  # instance -> loader warnings (defaulted weights)
     skipped_invalid: list[dict]
     failures: list[ItemFailure]
 

@@ -132,7 +132,8 @@ async def generate_persona(model: ChatModel, index: int, accepted: list[str], en
                                         "education, Big Five scores 1-5, up to 4 fields of "
                                         "expertise, and a two-sentence backstory. Make them "
                                         "unlike typical examples."}],
-            PersonaDraft, regenerations=2, temperature=temperature, seed=index * 100 + draw)
+            PersonaDraft, regenerations=2, temperature=temperature, seed=index * 100 + draw,
+            max_tokens=600)
         similarity = 0.0
         if accepted_vectors is not None:
             vector = (await encode([draft.summary()]))[0]

@@ -68,7 +68,7 @@ async def build_record(model: ChatModel, library: AttributeLibrary, *, problem_i
                                     "could change how this user wants this problem solved or "
                                     "explained (2-3 about expertise, the rest personal): "
                                     "name, description, type (expertise|personal)."}],
-        Candidates, regenerations=2, temperature=temperature, seed=seed)
+        Candidates, regenerations=2, temperature=temperature, seed=seed, max_tokens=900)
     names = list(dict.fromkeys([await library.resolve(c) for c in proposed.dimensions]))
     entries = {name: library.entries[name] for name in names}
     selection, _ = await complete_structured(model, [
@@ -80,7 +80,7 @@ async def build_record(model: ChatModel, library: AttributeLibrary, *, problem_i
                                     "(use their exact names). For each give this user's value, "
                                     "the range of possible values, a local importance in [0, 1] "
                                     "and a one-sentence justification."}],
-        Selection, regenerations=2, temperature=temperature, seed=seed)
+        Selection, regenerations=2, temperature=temperature, seed=seed, max_tokens=900)
     chosen = list({p.name: p for p in selection.preferences if p.name in entries}.values())
     if not chosen:
         raise RecordedFailure("no_preferences", "the generator chose no preference from the "
@@ -97,7 +97,8 @@ async def build_record(model: ChatModel, library: AttributeLibrary, *, problem_i
                                         "for how well an answer to the problem below fits this "
                                         "preference: a description and three anchored levels "
                                         "(score 1, 3, 5).\n\n" + problem_text(problem)}],
-            RubricDraft, regenerations=2, temperature=temperature, seed=seed)
+            RubricDraft, regenerations=2, temperature=temperature, seed=seed,
+            max_tokens=500)
         criteria.append({"preference": preference.name, "description": rubric.description,
                          "weight": weight, "levels": [lv.model_dump() for lv in rubric.levels]})
     return {

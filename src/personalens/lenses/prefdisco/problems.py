@@ -139,6 +139,9 @@ SOURCES: list[tuple[str, tuple[str, ...], Callable[[dict], Problem]]] = [
     ("simpleqa", ("problem", "answer"), _simpleqa),
     ("mascqa", ("Question",), _mascqa),
     ("custom", ("question", "answer"), _generic),
+    # Lowercase AIME rows (with or without a solution) look like SimpleQA or MATH-500 rows;
+    # this entry is reached only when the task names AIME, which puts it first.
+    ("aime", ("problem", "answer"), _aime),
 ]
 _BY_NAME = {name: fn for name, _, fn in SOURCES}
 _ALIASES = {"math": "math500", "math-500": "math500", "math_500": "math500",
@@ -166,5 +169,8 @@ def normalise(row: dict, task: str = "") -> Problem:
                 raise ProblemShapeError(f"a {name} row with a bad field ({exc!s})") from None
             if not problem.question.strip() or not problem.gold.strip():
                 raise ProblemShapeError(f"a {name} row with an empty question or gold answer")
+            if problem.options and problem.gold not in problem.options:
+                raise ProblemShapeError(f"a {name} row whose gold answer {problem.gold!r} is "
+                                        "not one of its options")
             return problem
     raise ProblemShapeError(f"no known source has these fields: {sorted(row)[:8]}")

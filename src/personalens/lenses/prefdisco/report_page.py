@@ -105,6 +105,10 @@ def _data_notes(report: HtmlReport, metrics: PrefdiscoMetrics) -> None:
     else:
         report.paragraph("Every instance's weights summed to exactly 1: renormalising changed "
                          "nothing.")
+    if metrics.data_warnings:
+        report.paragraph(f"Data warnings in {len(metrics.data_warnings)} instance(s):")
+        report.table(["instance", "warning"], [[key, "; ".join(warnings)] for key, warnings
+                                               in metrics.data_warnings.items()])
     if metrics.unpaired:
         report.paragraph(f"{len(metrics.unpaired)} instance(s) left out of every condition's "
                          "means (not scored in some condition):")

@@ -1,0 +1,152 @@
+"""prefdisco: time and tokens per instance and condition, and the runner's overhead.
+
+Every role (target, simulated user, judge) is served by the same zero-latency OpenAI-compatible
+stub on 127.0.0.1 (cache off), answering by model name: the target asks one question in
+discovery and then answers, the user replies in a sentence, the judge returns a verdict.
+
+1. Per condition: a fresh eval of that condition alone; wall time per instance and prompt /
+   completion tokens per instance (from the manifest's usage).
+2. Overhead: the whole eval (harness, dialogue runner, judge, records, report) at concurrency
+   32, against bare AsyncOpenAI calls that replay exactly the requests the eval sent, cut in
+   order into as many sequential chains as the eval has items (32 chains at once), so the bare
+   side has the same number of dependent steps without any of personalens. Rounds alternate the
+   order. Target: eval / bare <= 1.25.
+
+    python bench/prefdisco_runner.py [--instances 200] [--rounds 3]
+"""
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))  # the stub server and data helpers live with the tests
+
+import openai  # noqa: E402
+
+from fault_server import FaultServer  # noqa: E402
+from personalens.lenses.prefdisco.command import PrefdiscoEval, PrefdiscoOptions  # noqa: E402
+from personalens.models import ModelSettings  # noqa: E402
+from personalens.runs import run_lens  # noqa: E402
+from prefdisco_data import record, write  # noqa: E402
+
+CONCURRENCY = 32
+ROW = {"question": "2 + 2 = ?", "subject": "math", "choices": ["3", "4", "5", "6"], "answer": 1}
+
+
+def reply(body: dict) -> str:
+    messages = body["messages"]
+    if body["model"] == "judge":
+        return json.dumps({"score": 4, "justification": "fits"})
+    if body["model"] == "user":
+        return "I like short steps and a diagram."
+    system = next((m["content"] for m in messages if m["role"] == "system"), "")
+    if "###ACTION###" not in system:
+        return "Two and two make four.\nANSWER: B"
+    if not any(m["role"] == "assistant" for m in messages):
+        return "###ACTION###: ask_question\n###RESPONSE###: How much detail do you want?"
+    return "###ACTION###: final_answer\n###RESPONSE###: Four, shown in one step.\nANSWER: B"
+
+
+def dataset(folder: Path, n: int) -> Path:
+    rows = [record(f"p{i}", ROW, {"visual": "diagrams", "brevity": "short steps"},
+                   {"visual": 0.6, "brevity": 0.4}) for i in range(n)]
+    return write(folder / "mmlu.jsonl", rows)
+
+
+def options(data: Path, out: Path, base_url: str, conditions: list[str]) -> PrefdiscoOptions:
+    def role(name: str) -> ModelSettings:
+        return ModelSettings(spec=f"openai/{name}", base_url=base_url, use_cache=False,
+                             concurrency=CONCURRENCY)
+    return PrefdiscoOptions(data=data, out=out, target=role("target"), user=role("user"),
+                            judges=[role("judge")], conditions=conditions)
+
+
+def run_eval(data: Path, out: Path, base_url: str, conditions: list[str]) -> float:
+    lens = PrefdiscoEval(options(data, out, base_url, conditions))
+    lens.concurrency = CONCURRENCY
+    start = time.perf_counter()
+    outcome = run_lens(lens, out, progress=False)
+    elapsed = time.perf_counter() - start
+    assert outcome.complete, outcome.tally
+    return elapsed
+
+
+async def bare(base_url: str, chains: list[list[dict]]) -> float:
+    client = openai.AsyncOpenAI(api_key="x", base_url=base_url, max_retries=0)
+    gate = asyncio.Semaphore(CONCURRENCY)
+
+    async def chain(requests: list[dict]) -> None:
+        async with gate:
+            for body in requests:
+                response = await client.chat.completions.create(**body)
+                assert response.choices[0].message.content
+
+    start = time.perf_counter()
+    await asyncio.gather(*(chain(c) for c in chains))
+    elapsed = time.perf_counter() - start
+    await client.close()
+    return elapsed
+
+
+def chains_of(requests: list[dict], items: int) -> list[list[dict]]:
+    """The eval's requests split into `items` equal sequential chains, in the order sent."""
+    size = max(len(requests) // items, 1)
+    return [requests[i:i + size] for i in range(0, len(requests), size)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--instances", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp, FaultServer(reply=reply) as stub:
+        root = Path(tmp)
+        data = dataset(root, args.instances)
+        print(f"{args.instances} instances, 2 criteria each, zero-latency stub, "
+              f"concurrency {CONCURRENCY}, cache off")
+        print("condition  s/instance  prompt tok/instance  completion tok/instance  requests")
+        for condition in ("baseline", "discovery", "oracle"):
+            before = len(stub.requests)
+            elapsed = run_eval(data, root / f"c-{condition}", stub.base_url, [condition])
+            usage = json.loads((root / f"c-{condition}" / "manifest.json").read_text())["usage"]
+            prompt = sum(u["prompt_tokens"] for u in usage.values())
+            completion = sum(u["completion_tokens"] for u in usage.values())
+            print(f"{condition:10} {elapsed / args.instances:10.4f}  "
+                  f"{prompt / args.instances:19.1f}  {completion / args.instances:23.1f}  "
+                  f"{len(stub.requests) - before}")
+        conditions = ["baseline", "discovery", "oracle"]
+        items = args.instances * len(conditions)
+        evals, bares = [], []
+        last_chains: list[list[dict]] = []
+        for round_number in range(args.rounds):
+            start = len(stub.requests)
+            out = root / f"round-{round_number}"
+            order = ("eval", "bare") if round_number % 2 == 0 else ("bare", "eval")
+            chains = None
+            for side in order:
+                if side == "eval":
+                    evals.append(run_eval(data, out, stub.base_url, conditions))
+                    sent = [{k: b[k] for k in ("model", "messages", "temperature", "seed")
+                             if k in b} for b in stub.requests[start:]]
+                    chains = chains_of(sent, items)
+                else:
+                    if chains is None:  # bare first: replay the previous round's requests
+                        chains = last_chains
+                    bares.append(asyncio.run(bare(stub.base_url, chains)))
+            last_chains = chains
+        ratio = statistics.median(evals) / statistics.median(bares)
+        print(f"eval (whole lens, {items} items): median {statistics.median(evals):.2f} s "
+              f"over {args.rounds} rounds {[round(e, 2) for e in evals]}")
+        print(f"bare replay of the same requests: median {statistics.median(bares):.2f} s "
+              f"{[round(b, 2) for b in bares]}")
+        print(f"overhead ratio eval / bare = {ratio:.3f} (target <= 1.25)")
+
+
+if __name__ == "__main__":
+    main()
