@@ -11,6 +11,7 @@ from personalens.cli import (
     personabench_commands,
     pqb_commands,
     prefdisco_commands,
+    prisk_commands,
 )
 from personalens.errors import InputError
 from personalens.models import ModelCallFailed
@@ -21,6 +22,7 @@ app = typer.Typer(help="personalens: measure how well AI assistants understand, 
 app.add_typer(personabench_commands.app, name="personabench")
 app.add_typer(pqb_commands.app, name="pqb")
 app.add_typer(prefdisco_commands.app, name="prefdisco")
+app.add_typer(prisk_commands.app, name="prisk")
 app.command()(generate_commands.generate)
 
 DEMO_SCHEMA = (Path(__file__).resolve().parent.parent / "population" / "data"

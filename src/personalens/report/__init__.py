@@ -1,7 +1,14 @@
 """The report layer: self-contained HTML reports with tables and embedded plots."""
 
 from personalens.report.html_report import HtmlReport
-from personalens.report.plots import bars_with_ci, grouped_bars, line_plot, scatter
+from personalens.report.plots import (
+    bars_with_ci,
+    grouped_bars,
+    interaction_plot,
+    line_plot,
+    scatter,
+)
 from personalens.report.question_browser import BrowserEntry
 
-__all__ = ["BrowserEntry", "HtmlReport", "bars_with_ci", "grouped_bars", "line_plot", "scatter"]
+__all__ = ["BrowserEntry", "HtmlReport", "bars_with_ci", "grouped_bars", "interaction_plot",
+           "line_plot", "scatter"]

@@ -80,3 +80,17 @@ def scatter(x: list[float], y: list[float], xlabel: str, ylabel: str, title: str
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     return _png(fig)
+
+
+def interaction_plot(cells: dict[tuple[int, int], float | None], ylabel: str,
+                     title: str) -> bytes:
+    """The 2x2 cell means: memory on x, one line per profile level (parallel = no interaction)."""
+    fig, ax = plt.subplots(figsize=(4.5, 3.5))
+    for profile, label in ((0, "no profile"), (1, "profile")):
+        ys = [cells.get((profile, memory)) for memory in (0, 1)]
+        ax.plot([0, 1], [np.nan if y is None else y for y in ys], marker="o", label=label)
+    ax.set_xticks([0, 1], ["no memory", "memory"])
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend()
+    return _png(fig)

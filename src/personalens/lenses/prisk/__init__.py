@@ -1,0 +1,1 @@
+"""PRISK: the hidden costs of personalisation (irrelevant details, narrowing, sycophancy)."""

@@ -1,0 +1,177 @@
+"""`personalens prisk stats`: the attribution statistics on any scored table, on the harness.
+
+Items are (model, risk) groups. Each fits score ~ P * M + (1 | record) (REML), partial eta
+squared from the repeated-measures ANOVA, bootstrap CIs on the four cell means, and a paired
+sign-flip test of each condition against base. p-values are then corrected across every
+model x risk x effect with Holm (default) or Benjamini-Hochberg.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from personalens.errors import InputError
+from personalens.lenses.prisk.score_table import CONDITIONS, groups, read_scores
+from personalens.report import interaction_plot
+from personalens.report.run_page import run_page
+from personalens.runs import ItemFailure, Lens, Metrics, RunIdentity, Tally, fingerprint
+from personalens.runs.blocking import run_blocking
+from personalens.stats.bootstrap import mean_ci
+from personalens.stats.mixed_effects import EFFECTS, Coding, fit_attribution
+from personalens.stats.multiple_testing import Method, adjust
+from personalens.stats.permutation import sign_flip_test
+
+
+@dataclass(frozen=True)
+class StatsOptions:
+    scores: Path
+    out: Path
+    coding: Coding = "treatment"
+    correction: Method = "holm"
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Group:
+    name: str
+    rows: pd.DataFrame
+
+    @property
+    def key(self) -> str:
+        return f"lmm/{self.name}"
+
+
+class AttributionMetrics(Metrics):
+    lmm: dict[str, dict]
+    cell_means: dict[str, dict[str, dict]]
+    permutation: dict[str, dict[str, dict]]
+    correction: str
+    coding: str
+    n_records: int
+    n_rows: int
+    n_failed: int
+    failures: list[ItemFailure]
+
+    def headlines(self) -> list[str]:
+        lines = []
+        for name, fit in self.lmm.items():
+            parts = [f"{effect} β={fit[effect]['beta']:+.3f} (p_adj={fit[effect]['p_adj']:.3g})"
+                     for effect in EFFECTS]
+            lines.append(f"{name}: " + ", ".join(parts))
+        return lines
+
+
+def _check_options(options: StatsOptions) -> None:
+    if options.coding not in ("treatment", "effect"):
+        raise InputError(f"--coding is treatment or effect (got {options.coding!r})")
+    if options.correction not in ("holm", "bh"):
+        raise InputError(f"--correction is holm or bh (got {options.correction!r})")
+
+
+class PriskStats(Lens):
+    name = "prisk stats"
+    title = "personalens · PRISK attribution statistics"
+    concurrency = 1  # each fit is CPU-bound work on the one worker thread
+
+    def __init__(self, options: StatsOptions):
+        super().__init__()
+        _check_options(options)
+        self.options = options
+        self.table = read_scores(options.scores)
+        self.groups = [Group(name, rows) for name, rows in groups(self.table)]
+        for group in self.groups:
+            if group.rows["record"].nunique() < 2 or group.rows.groupby(
+                    ["profile", "memory"]).ngroups < 4:
+                raise InputError(f"group {group.name!r} needs at least 2 records and all four "
+                                 "profile x memory cells", where=str(options.scores))
+
+    def identity(self) -> RunIdentity:
+        path = self.options.scores.resolve()
+        return RunIdentity(config={"lens": "prisk-stats", "scores": str(path),
+                                   "coding": self.options.coding,
+                                   "correction": self.options.correction,
+                                   "seed": self.options.seed},
+                           dataset_hash=fingerprint([path], path.parent),
+                           seeds={"bootstrap": self.options.seed})
+
+    def plan(self) -> list[Group]:
+        return self.groups
+
+    async def run_item(self, group: Group) -> dict:
+        return await run_blocking(self._analyse, group)
+
+    def _analyse(self, group: Group) -> dict:
+        rows = group.rows
+        fit = fit_attribution(rows, coding=self.options.coding)
+        cells = {}
+        for (p, m), condition in CONDITIONS.items():
+            scores = rows[(rows["profile"] == p) & (rows["memory"] == m)]["score"].to_numpy()
+            low, high = mean_ci(scores, seed=self.options.seed)
+            cells[condition] = {"mean": float(scores.mean()), "ci_low": low, "ci_high": high,
+                                "n": int(len(scores))}
+        return {"group": group.name, "lmm": fit, "cell_means": cells,
+                "permutation": _against_base(rows, self.options.seed),
+                "n_records": int(rows["record"].nunique()), "n_rows": int(len(rows))}
+
+    def summarise(self, records: list[dict], tally: Tally) -> AttributionMetrics:
+        ok = [r for r in records if r["status"] == "ok"]
+        p_values = [r["lmm"][effect]["p"] for r in ok for effect in EFFECTS]
+        adjusted = iter(adjust(p_values, self.options.correction))
+        lmm = {}
+        for record in ok:
+            fit = {effect: {**record["lmm"][effect], "p_adj": next(adjusted)}
+                   for effect in EFFECTS}
+            lmm[record["group"]] = {**fit, "variance": record["lmm"]["variance"]}
+        return AttributionMetrics(
+            lmm=lmm, cell_means={r["group"]: r["cell_means"] for r in ok},
+            permutation={r["group"]: r["permutation"] for r in ok},
+            correction=self.options.correction, coding=self.options.coding,
+            n_records=int(self.table["record"].nunique()), n_rows=int(len(self.table)),
+            n_failed=tally.n_failed, failures=tally.failures)
+
+    def render_report(self, metrics: AttributionMetrics, tally: Tally, manifest: dict,
+                      records: list[dict]) -> str:
+        def sections(report) -> None:
+            report.heading("Mixed-effects attribution: score ~ P × M + (1 | record)")
+            report.paragraph(f"REML fits (statsmodels MixedLM), {metrics.coding} coding; "
+                             f"p adjusted across every group and effect ({metrics.correction});"
+                             " partial η² from the repeated-measures ANOVA.")
+            report.table(["group", "effect", "β", "SE", "95% CI low", "95% CI high", "p",
+                          "p adj", "partial η²"],
+                         [[name, effect, f[effect]["beta"], f[effect]["se"],
+                           f[effect]["ci_low"], f[effect]["ci_high"], f[effect]["p"],
+                           f[effect]["p_adj"], f[effect]["eta_p2"]]
+                          for name, f in metrics.lmm.items() for effect in EFFECTS])
+            report.table(["group", "record variance", "residual variance"],
+                         [[name, f["variance"]["record"], f["variance"]["residual"]]
+                          for name, f in metrics.lmm.items()])
+            report.heading("Cell means and tests against base")
+            report.table(["group", "condition", "mean", "CI low", "CI high", "n",
+                          "vs base: mean diff", "sign-flip p"],
+                         [[name, c, v["mean"], v["ci_low"], v["ci_high"], v["n"],
+                           metrics.permutation[name].get(c, {}).get("mean"),
+                           metrics.permutation[name].get(c, {}).get("p")]
+                          for name, cells in metrics.cell_means.items()
+                          for c, v in cells.items()])
+            for name, cells in metrics.cell_means.items():
+                means = {key: cells[c]["mean"] for key, c in CONDITIONS.items()}
+                report.figure(interaction_plot(means, "mean score", name),
+                              f"{name}: the 2×2 cell means")
+
+        return run_page(self.title, tally, manifest,
+                        summary=f"Scores: {self.options.scores} · {metrics.n_rows} rows, "
+                                f"{metrics.n_records} records", sections=sections)
+
+
+def _against_base(rows: pd.DataFrame, seed: int) -> dict[str, dict]:
+    """Paired sign-flip test of each condition's per-record mean against base's."""
+    wide = rows.pivot_table(index="record", columns=["profile", "memory"], values="score")
+    out = {}
+    for (p, m), condition in CONDITIONS.items():
+        if (p, m) == (0, 0) or (p, m) not in wide or (0, 0) not in wide:
+            continue
+        differences = (wide[(p, m)] - wide[(0, 0)]).dropna().to_numpy()
+        out[condition] = sign_flip_test(np.asarray(differences), seed=seed)
+    return out

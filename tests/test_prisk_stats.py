@@ -1,0 +1,82 @@
+"""`personalens prisk stats` on a scored table: metrics keys, corrections, bad input."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cli_runner import personalens
+from personalens.stats.mixed_effects import fit_attribution
+from personalens.stats.multiple_testing import adjust
+
+
+def _table(path, risks=("irp", "sycophancy"), records=20, model=None):
+    rng = np.random.default_rng(2)
+    rows = []
+    for record in range(records):
+        intercept = rng.normal()
+        for risk in risks:
+            for p in (0, 1):
+                for m in (0, 1):
+                    row = {"record": f"r{record}", "profile": p, "memory": m, "risk": risk,
+                           "score": 3 + intercept + 0.5 * p + rng.normal(0, 0.5)}
+                    if model:
+                        row["model"] = model
+                    rows.append(row)
+    frame = pd.DataFrame(rows)
+    frame.to_csv(path, index=False)
+    return frame
+
+
+def test_stats_writes_the_documented_keys(tmp_path):
+    frame = _table(tmp_path / "scores.csv")
+    result = personalens("prisk", "stats", "--scores", tmp_path / "scores.csv", "--out",
+                         tmp_path / "run", "--correction", "bh")
+    assert result.returncode == 0, result.stderr
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert set(metrics["lmm"]) == {"irp", "sycophancy"}
+    irp = metrics["lmm"]["irp"]
+    assert set(irp) == {"profile", "memory", "interaction", "variance"}
+    assert set(irp["profile"]) == {"beta", "se", "p", "ci_low", "ci_high", "eta_p2", "p_adj"}
+    expected = fit_attribution(frame[frame["risk"] == "irp"])
+    assert irp["profile"]["beta"] == pytest.approx(expected["profile"]["beta"])
+    # BH across 2 risks x 3 effects, in that order.
+    p = [metrics["lmm"][r][e]["p"] for r in ("irp", "sycophancy")
+         for e in ("profile", "memory", "interaction")]
+    p_adj = [metrics["lmm"][r][e]["p_adj"] for r in ("irp", "sycophancy")
+             for e in ("profile", "memory", "interaction")]
+    assert p_adj == pytest.approx(adjust(p, "bh"))
+    cells = metrics["cell_means"]["irp"]
+    assert set(cells) == {"base", "profile", "retrieval", "profile_retrieval"}
+    base = frame[(frame["risk"] == "irp") & (frame["profile"] == 0) & (frame["memory"] == 0)]
+    assert cells["base"]["mean"] == pytest.approx(base["score"].mean())
+    assert cells["base"]["n"] == 20 and cells["base"]["ci_low"] < cells["base"]["mean"]
+    assert metrics["permutation"]["irp"]["profile"]["n"] == 20
+    assert metrics["n_records"] == 20 and metrics["n_rows"] == 160
+
+
+def test_without_a_risk_column_the_group_is_score(tmp_path):
+    frame = _table(tmp_path / "s.csv", risks=("x",))
+    frame.drop(columns=["risk"]).to_csv(tmp_path / "s.csv", index=False)
+    result = personalens("prisk", "stats", "--scores", tmp_path / "s.csv", "--out",
+                         tmp_path / "run")
+    assert result.returncode == 0, result.stderr
+    assert set(json.loads((tmp_path / "run" / "metrics.json").read_text())["lmm"]) == {"score"}
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda f: f.drop(columns=["memory"]), "missing column(s) memory"),
+    (lambda f: f.assign(profile=f["profile"].replace(1, 2)), "row 4: column profile must be 0 "
+                                                             "or 1 (got 2)"),
+    (lambda f: f.assign(score=f["score"].astype(object).where(f.index != 4, "high")),
+     "row 6: column score must be a number (got high)"),
+])
+def test_bad_tables_are_one_line_exit_2_and_write_nothing(tmp_path, change, message):
+    frame = _table(tmp_path / "s.csv", risks=("irp",), records=3)
+    change(frame).to_csv(tmp_path / "s.csv", index=False)
+    result = personalens("prisk", "stats", "--scores", tmp_path / "s.csv", "--out",
+                         tmp_path / "run")
+    assert result.returncode == 2
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "run").exists()
