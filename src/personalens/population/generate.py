@@ -91,7 +91,7 @@ def _check(options: GenerateOptions) -> None:
 class GenerationMetrics(Metrics):
     complete: bool
     communities: dict[str, dict]  # name -> stats, or {"failed": why}
-    failures: list[ItemFailure]  # failed steps
+    failures: list[ItemFailure]  # failed communities, then failed steps no community names
     data: str
 
     def headlines(self) -> list[str]:
@@ -159,7 +159,7 @@ class Generation(Lens):
         communities = {r["key"]: r["stats"] if r["status"] == "ok"
                        else {"failed": r["error"]["message"]} for r in records}
         return GenerationMetrics(complete=tally.complete, communities=communities,
-                                 failures=tally.step_failures,
+                                 failures=[*tally.failures, *tally.step_failures],
                                  data=str(self.options.out / "synthetic_data"))
 
     def render_report(self, metrics: GenerationMetrics, tally: Tally, manifest: dict,

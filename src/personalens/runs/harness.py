@@ -106,16 +106,12 @@ async def _run_items(lens: Lens, todo: list, steps: StepStore,
 
 def _tally(items: list, records: list[dict], steps: StepStore) -> Tally:
     item_keys = {item.key for item in items}
-    return Tally(n_planned=len(items), n_recorded=len(records),
-                 failures=[_flat(r) for r in records if r["status"] != "ok"],
+    failures = [_flat(r) for r in records if r["status"] != "ok"]
+    # A step whose failure failed its item is listed once, as the item (StepFailed names it).
+    named = {f["message"].split(": ", 1)[0] for f in failures}
+    return Tally(n_planned=len(items), n_recorded=len(records), failures=failures,
                  step_failures=[_flat(f) for f in steps.failures
-                                if not _within_item(f["key"], item_keys)])
-
-
-def _within_item(key: str, item_keys: set[str]) -> bool:
-    """The failed step is an item, or a step of one (`<item>/...`): the item lists it."""
-    parts = key.split("/")
-    return any("/".join(parts[:n]) in item_keys for n in range(1, len(parts) + 1))
+                                if f["key"] not in item_keys and f["key"] not in named])
 
 
 def _flat(record: dict) -> dict:
