@@ -10,7 +10,8 @@ discovery and then answers, the user replies in a sentence, the judge returns a 
    32, against bare AsyncOpenAI calls that replay exactly the requests the eval sent, cut in
    order into as many sequential chains as the eval has items (32 chains at once), so the bare
    side has the same number of dependent steps without any of personalens. Rounds alternate the
-   order. Target: eval / bare <= 1.25.
+   order. The timed rounds use a stub in its own process (as a real server is), so the server
+   does not share the client's interpreter lock. Target: eval / bare <= 1.25.
 
     python bench/prefdisco_runner.py [--instances 200] [--rounds 3]
 """
@@ -18,6 +19,7 @@ discovery and then answers, the user replies in a sentence, the judge returns a 
 import argparse
 import asyncio
 import json
+import multiprocessing
 import statistics
 import sys
 import tempfile
@@ -51,6 +53,26 @@ def reply(body: dict) -> str:
     if not any(m["role"] == "assistant" for m in messages):
         return "###ACTION###: ask_question\n###RESPONSE###: How much detail do you want?"
     return "###ACTION###: final_answer\n###RESPONSE###: Four, shown in one step.\nANSWER: B"
+
+
+def serve(queue, stop) -> None:
+    """The stub in its own process, as a real server is: it does not share the client's GIL."""
+    with FaultServer(reply=reply) as stub:
+        queue.put(stub.base_url)
+        stop.wait()
+
+
+class RemoteStub:
+    def __enter__(self) -> str:
+        context = multiprocessing.get_context("spawn")
+        queue, self.stop = context.Queue(), context.Event()
+        self.process = context.Process(target=serve, args=(queue, self.stop), daemon=True)
+        self.process.start()
+        return queue.get(timeout=60)
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.process.join(timeout=10)
 
 
 def dataset(folder: Path, n: int) -> Path:
@@ -122,24 +144,23 @@ def main() -> None:
                   f"{len(stub.requests) - before}")
         conditions = ["baseline", "discovery", "oracle"]
         items = args.instances * len(conditions)
+        start = len(stub.requests)
+        run_eval(data, root / "recorded", stub.base_url, conditions)
+        # Every field the eval sent (response_format, max_tokens, ...): the bare side pays for
+        # the same request bodies.
+        chains = chains_of([dict(b) for b in stub.requests[start:]], items)
+    with tempfile.TemporaryDirectory() as tmp, RemoteStub() as base_url:
+        root = Path(tmp)
+        data = dataset(root, args.instances)
         evals, bares = [], []
-        last_chains: list[list[dict]] = []
         for round_number in range(args.rounds):
-            start = len(stub.requests)
-            out = root / f"round-{round_number}"
             order = ("eval", "bare") if round_number % 2 == 0 else ("bare", "eval")
-            chains = None
             for side in order:
                 if side == "eval":
-                    evals.append(run_eval(data, out, stub.base_url, conditions))
-                    sent = [{k: b[k] for k in ("model", "messages", "temperature", "seed")
-                             if k in b} for b in stub.requests[start:]]
-                    chains = chains_of(sent, items)
+                    evals.append(run_eval(data, root / f"round-{round_number}", base_url,
+                                          conditions))
                 else:
-                    if chains is None:  # bare first: replay the previous round's requests
-                        chains = last_chains
-                    bares.append(asyncio.run(bare(stub.base_url, chains)))
-            last_chains = chains
+                    bares.append(asyncio.run(bare(base_url, chains)))
         ratio = statistics.median(evals) / statistics.median(bares)
         print(f"eval (whole lens, {items} items): median {statistics.median(evals):.2f} s "
               f"over {args.rounds} rounds {[round(e, 2) for e in evals]}")

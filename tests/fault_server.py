@@ -42,6 +42,12 @@ def echo_question(body: dict) -> str:
     return body["messages"][-1]["content"].rsplit("Question:", 1)[-1].strip()
 
 
+class _Server(ThreadingHTTPServer):
+    # The default backlog of 5 refuses bursts of new connections (32 clients at once); a
+    # refused connect would be a fault the test did not ask for.
+    request_queue_size = 256
+
+
 class FaultServer:
     def __init__(self, reply: Callable[[dict], str] = echo_question, plan=lambda n, body: None,
                  slow_seconds: float = 3.0, rate_limit_per_second: float | None = None,
@@ -85,7 +91,7 @@ class FaultServer:
                 self.end_headers()
                 self.wfile.write(payload)
 
-        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.http = _Server(("127.0.0.1", 0), Handler)
         self.http.daemon_threads = True
         self.base_url = f"http://127.0.0.1:{self.http.server_address[1]}/v1"
         self._thread = threading.Thread(target=self.http.serve_forever, daemon=True)
