@@ -90,15 +90,18 @@ class RunDirectory:
             by_key[record["key"]] = record
         return by_key
 
-    def append(self, record: dict[str, Any]) -> None:
-        """Append one record as one write(2) of one line, then fsync: a crash loses at most it."""
-        line = (json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode()
+    def append(self, record: dict[str, Any]) -> str:
+        """Append one record as one write(2) of one line, then fsync: a crash loses at most it.
+
+        Returns the line as written (what a replay will read)."""
+        text = json.dumps(record, ensure_ascii=False, sort_keys=True)
         fd = os.open(self.path / RECORDS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            os.write(fd, line)
+            os.write(fd, (text + "\n").encode())
             os.fsync(fd)
         finally:
             os.close(fd)
+        return text
 
     def successful_records(self) -> dict[str, dict[str, Any]]:
         """Records with status "ok"; failed ones are dropped from disk, to be retried.

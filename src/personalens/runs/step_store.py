@@ -38,8 +38,7 @@ class StepStore:
         What is kept is exactly what a replay would read (keys sorted as the record stores
         them), so a resumed run writes byte-identical files.
         """
-        self.run.append(record)
-        record = json.loads(json.dumps(record, sort_keys=True))
+        record = json.loads(self.run.append(record))  # serialised once, read back as replayed
         if record["status"] == "ok":
             self.done[record["key"]] = record
         else:
