@@ -317,3 +317,19 @@ def test_skip_invalid_runs_the_rest_and_lists_the_skipped(tmp_path, monkeypatch)
     assert manifest["config"]["skip_invalid"] is True
     report = (tmp_path / "out" / "report.html").read_text()
     assert "1 invalid record(s) skipped" in report and "names no preference" in report
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--user", "chatty"], "--user is passive or collaborative (got 'chatty')"),
+    (["--scoring", "lenient"], "--scoring is strict or release (got 'lenient')"),
+    (["--conditions", "baseline,sideways"], "--conditions takes baseline, discovery, oracle"),
+])
+def test_bad_options_are_one_line_exit_2_and_write_nothing(tmp_path, flags, message):
+    from cli_runner import personalens
+
+    path = data.write(tmp_path / "mmlu.jsonl", [data.two_preferences("p1")])
+    result = personalens("prefdisco", "eval", "--data", path, "--out", tmp_path / "run",
+                         "--model", "scripted", *flags)
+    assert result.returncode == 2
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "run").exists()

@@ -47,14 +47,9 @@ def eval_command(
     max_tokens: Annotated[int, typer.Option(help="Longest target turn, in tokens.")] = 1024,
 ) -> None:
     """PrefAlign, accuracy and NormAlign under baseline, discovery and oracle conditions."""
-    from personalens.errors import InputError
     from personalens.lenses.prefdisco.command import PrefdiscoOptions, run_eval
     from personalens.lenses.prefdisco.evaluation import Temperatures
 
-    if user not in ("passive", "collaborative"):
-        raise InputError(f"--user is passive or collaborative (got {user!r})")
-    if scoring not in ("strict", "release"):
-        raise InputError(f"--scoring is strict or release (got {scoring!r})")
     target = models["target"]
     judge = models["judge"] or target
     options = PrefdiscoOptions(

@@ -88,10 +88,6 @@ class DialogueResult:
     def questions(self) -> list[str]:
         return [t["text"] for t in self.turns if t["action"] == "ask"]
 
-    @property
-    def replies(self) -> list[str]:
-        return [t["reply"] for t in self.turns if t["action"] == "ask"]
-
 
 async def run_dialogue(target: ChatModel, opening: list[Message], user: SimulatedUser,
                        turn_format: TurnFormat, *, questions: int, exact: bool = False,
@@ -104,11 +100,9 @@ async def run_dialogue(target: ChatModel, opening: list[Message], user: Simulate
     """
     steps = steps or _NoSteps()
     messages = list(opening)
-    turns: list[dict] = []
-    for _ in range(questions + 1):
-        asked = sum(t["action"] == "ask" for t in turns)
-        must: Action | None = "final" if asked == questions else ("ask" if exact else None)
-        index = len(turns)
+    turns: list[dict] = []  # every turn but the last is a question with its reply
+    for index in range(questions + 1):
+        must: Action | None = "final" if index == questions else ("ask" if exact else None)
         turn = await steps.get(f"{key}/turn/{index}", lambda m=must, i=index: _target_turn(
             target, messages, turn_format, must=m, temperature=temperature, attempts=attempts,
             turns=turns, seed=i, max_tokens=max_tokens))
@@ -116,10 +110,10 @@ async def run_dialogue(target: ChatModel, opening: list[Message], user: Simulate
         if turn["action"] == "final":
             turns.append(turn)
             return DialogueResult(turns, turn["text"])
-        asked_so_far = [*[t["text"] for t in turns if t["action"] == "ask"], turn["text"]]
-        replies = [t["reply"] for t in turns if t["action"] == "ask"]
+        asked = [*[t["text"] for t in turns], turn["text"]]
+        replies = [t["reply"] for t in turns]
         reply = await steps.get(f"{key}/user/{index}",
-                                lambda q=asked_so_far, r=replies: user.reply(q, r))
+                                lambda q=asked, r=replies: user.reply(q, r))
         turns.append({**turn, "reply": reply})
         messages.append({"role": "user", "content": reply})
     raise AssertionError("unreachable: the last allowed turn must be the answer")

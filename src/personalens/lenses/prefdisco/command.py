@@ -55,6 +55,10 @@ class PrefdiscoOptions:
         if unknown or not self.all_conditions:
             raise InputError(f"--conditions takes {', '.join(CONDITIONS)} (got "
                              f"{', '.join(unknown) or 'none'})")
+        if self.user_kind not in ("passive", "collaborative"):
+            raise InputError(f"--user is passive or collaborative (got {self.user_kind!r})")
+        if self.scoring not in ("strict", "release"):
+            raise InputError(f"--scoring is strict or release (got {self.scoring!r})")
         if self.turns < 1:
             raise InputError(f"--turns must be at least 1 (got {self.turns})")
         if any(n < 1 for n in self.fixed_questions):
