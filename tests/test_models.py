@@ -166,6 +166,65 @@ def test_limiter_bounds_calls_in_flight():
     assert asyncio.run(scenario()) == 3
 
 
+def test_limiter_hands_slots_over_in_order_and_obeys_a_lowered_limit():
+    async def scenario():
+        limiter = AdaptiveLimiter(2)
+        order, peaks = [], []
+        release = asyncio.Event()
+
+        async def work(name):
+            async with limiter.slot():
+                order.append(name)
+                peaks.append(limiter.in_flight)
+                await release.wait()
+
+        tasks = [asyncio.create_task(work(n)) for n in "abcde"]
+        await asyncio.sleep(0)
+        assert order == ["a", "b"] and limiter.in_flight == 2
+        limiter.on_rate_limit()  # limit 1: the next slot opens only when both have finished
+        release.set()
+        await asyncio.gather(*tasks)
+        return order, peaks, limiter.in_flight
+
+    order, peaks, left = asyncio.run(scenario())
+    assert order == list("abcde")
+    assert peaks == [1, 2, 1, 1, 1]
+    assert left == 0
+
+
+@pytest.mark.parametrize("handed_over", [False, True])
+def test_a_cancelled_waiter_does_not_keep_or_lose_a_slot(handed_over):
+    async def scenario():
+        limiter = AdaptiveLimiter(1)
+        gate = asyncio.Event()
+
+        async def hold():
+            async with limiter.slot():
+                await gate.wait()
+
+        async def quick():
+            async with limiter.slot():
+                return limiter.in_flight
+
+        holder = asyncio.create_task(hold())
+        await asyncio.sleep(0)
+        doomed = asyncio.create_task(quick())
+        late = asyncio.create_task(quick())
+        await asyncio.sleep(0)
+        if handed_over:  # the slot reaches the waiter, which is cancelled before it runs
+            limiter._release()
+            limiter.in_flight += 1  # the holder still counts itself
+        doomed.cancel()
+        gate.set()
+        in_flight = await asyncio.wait_for(late, 1)
+        await holder
+        with pytest.raises(asyncio.CancelledError):
+            await doomed
+        return in_flight, limiter.in_flight, len(limiter._waiters)
+
+    assert asyncio.run(scenario()) == (1, 0, 0)
+
+
 @pytest.mark.parametrize("spec", ["gpt-4o", "local/", "openai/", "anthropic/claude", ""])
 def test_unknown_specs_are_input_errors(spec):
     with pytest.raises(InputError, match="unknown model spec"):

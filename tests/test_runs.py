@@ -1,6 +1,7 @@
 import json
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -29,6 +30,36 @@ def test_a_line_cut_short_by_a_crash_is_dropped_and_appends_continue(tmp_path):
     lines = (tmp_path / "run" / "records.jsonl").read_text().splitlines()
     assert [json.loads(line)["key"] for line in lines] == ["a", "c"]
     run.close("complete")
+
+
+def test_appends_after_dropping_failed_records_land_in_the_rewritten_file(tmp_path):
+    # The rewrite replaces records.jsonl; a log still holding the old file would lose these.
+    run = RunDirectory.open(tmp_path / "run", MANIFEST)
+    run.append({"key": "a", "status": "ok"})
+    run.append({"key": "b", "status": "failed"})
+    assert set(run.successful_records()) == {"a"}
+    run.append({"key": "b", "status": "ok"})
+    run.close("complete")
+    lines = (tmp_path / "run" / "records.jsonl").read_text().splitlines()
+    assert [(json.loads(x)["key"], json.loads(x)["status"]) for x in lines] == [
+        ("a", "ok"), ("b", "ok")]
+
+
+def test_every_appended_line_is_on_disk_before_close_and_fsynced_by_close(tmp_path, monkeypatch):
+    import os
+
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
+    run = RunDirectory.open(tmp_path / "run", MANIFEST)
+    for i in range(50):
+        run.append({"key": str(i)})
+    # Written through to the kernel at once (another reader sees every line before close).
+    assert len((tmp_path / "run" / "records.jsonl").read_text().splitlines()) == 50
+    synced.clear()
+    run.close("complete")
+    assert synced  # the last lines are fsynced before the run is closed
+    assert not [t for t in threading.enumerate() if t.name == "records-fsync"]
 
 
 def test_resume_keeps_started_at_and_counts_sessions(tmp_path):

@@ -9,6 +9,7 @@ from typing import Any
 
 from personalens.errors import InputError
 from personalens.runs.atomic import write_atomic
+from personalens.runs.record_log import RecordLog
 
 MANIFEST = "manifest.json"
 RECORDS = "records.jsonl"
@@ -24,6 +25,7 @@ class RunDirectory:
         self.path = path
         self._lock_fd = lock_fd
         self.manifest = manifest
+        self._log: RecordLog | None = None  # opened by the first append
 
     @classmethod
     def open(cls, path: Path, manifest: dict[str, Any]) -> "RunDirectory":
@@ -91,17 +93,19 @@ class RunDirectory:
         return by_key
 
     def append(self, record: dict[str, Any]) -> str:
-        """Append one record as one write(2) of one line, then fsync: a crash loses at most it.
+        """Append one record as one write(2) of one line (fsynced in groups, see RecordLog).
 
         Returns the line as written (what a replay will read)."""
         text = json.dumps(record, ensure_ascii=False, sort_keys=True)
-        fd = os.open(self.path / RECORDS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, (text + "\n").encode())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        if self._log is None:
+            self._log = RecordLog(self.path / RECORDS)
+        self._log.write((text + "\n").encode())
         return text
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
 
     def successful_records(self) -> dict[str, dict[str, Any]]:
         """Records with status "ok"; failed ones are dropped from disk, to be retried.
@@ -111,6 +115,7 @@ class RunDirectory:
         records = self.records()
         ok = {k: r for k, r in records.items() if r["status"] == "ok"}
         if len(ok) != len(records):
+            self._close_log()  # the rewrite replaces the file the log holds open
             text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n"
                            for r in ok.values())
             write_atomic(self.path / RECORDS, text)
@@ -121,6 +126,7 @@ class RunDirectory:
         write_atomic(self.path / REPORT, report_html)
 
     def close(self, status: str) -> None:
+        self._close_log()
         self.write_manifest(status=status, finished_at=_now())
         fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
         os.close(self._lock_fd)

@@ -5,6 +5,7 @@ from typing import Any
 
 import openai
 import pydantic
+from openai.types.chat import ChatCompletion
 
 from personalens.models.completion import Completion, Message, Usage
 from personalens.models.failures import PermanentModelError, TransientModelError
@@ -26,9 +27,12 @@ class OpenAICompatibleProvider:
 
     async def send(self, messages: list[Message], params: dict[str, Any]) -> Completion:
         try:
-            response = await self._client.chat.completions.create(
-                model=self.name, messages=messages, **params
-            )
+            # The documented low-level call: the body goes out as given. `create` would first
+            # walk it (messages, JSON schemas) through the SDK's type transform, which changes
+            # nothing for plain JSON and was the largest client-side cost per request.
+            response = await self._client.post(
+                "/chat/completions", cast_to=ChatCompletion,
+                body={"model": self.name, "messages": messages, **params})
         except openai.APITimeoutError as exc:
             raise TransientModelError("timeout", str(exc)) from exc
         except openai.APIConnectionError as exc:
