@@ -7,6 +7,8 @@ import pandas as pd
 import pytest
 
 from cli_runner import personalens
+from personalens.lenses.prisk.attribution import analyse_group, corrected_lmm
+from personalens.lenses.prisk.score_table import read_scores
 from personalens.stats.mixed_effects import fit_attribution
 from personalens.stats.multiple_testing import adjust
 
@@ -80,3 +82,62 @@ def test_bad_tables_are_one_line_exit_2_and_write_nothing(tmp_path, change, mess
     assert result.returncode == 2
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "run").exists()
+
+
+def test_the_lens_is_analyse_group_then_corrected_lmm(tmp_path):
+    _table(tmp_path / "scores.csv", records=30)
+    result = personalens("prisk", "stats", "--scores", tmp_path / "scores.csv", "--out",
+                         tmp_path / "run", "--coding", "effect", "--seed", "5")
+    assert result.returncode == 0, result.stderr
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    table = read_scores(tmp_path / "scores.csv")
+    groups = {risk: analyse_group(table[table["risk"] == risk], coding="effect", seed=5)
+              for risk in ("irp", "sycophancy")}
+    assert set(groups["irp"]) == {"lmm", "cell_means", "permutation", "n_records", "n_rows"}
+    assert metrics["lmm"] == corrected_lmm(groups, "holm")
+    for risk, group in groups.items():
+        assert metrics["cell_means"][risk] == group["cell_means"]
+        assert metrics["permutation"][risk] == group["permutation"]
+        assert (group["n_records"], group["n_rows"]) == (30, 120)
+    # The closed form the lens takes on this balanced table is statsmodels MixedLM's fit.
+    mixedlm = fit_attribution(table[table["risk"] == "irp"], coding="effect", solver="mixedlm")
+    for effect in ("profile", "memory", "interaction"):
+        for key in ("beta", "se", "ci_low", "ci_high"):
+            assert metrics["lmm"]["irp"][effect][key] == pytest.approx(
+                mixedlm[effect][key], rel=5e-5, abs=5e-5 * mixedlm[effect]["se"])
+
+
+def test_corrected_lmm_adjusts_across_every_group_and_effect():
+    def result(p_profile, p_memory, p_interaction):
+        lmm = {effect: {"beta": 1.0, "p": p} for effect, p in
+               (("profile", p_profile), ("memory", p_memory), ("interaction", p_interaction))}
+        return {"lmm": {**lmm, "variance": {"record": 0.5, "residual": 1.0}}}
+
+    corrected = corrected_lmm({"a": result(0.01, 0.04, 0.5), "b": result(0.03, 0.005, 0.2)},
+                              "holm")
+    # Holm over six p: sorted 0.005, 0.01, 0.03, 0.04, 0.2, 0.5 times 6, 5, 4, 3, 2, 1 =
+    # 0.03, 0.05, 0.12, 0.12, 0.4, 0.5 (each at least its predecessor's).
+    assert corrected["a"]["profile"]["p_adj"] == pytest.approx(0.05)
+    assert corrected["b"]["memory"]["p_adj"] == pytest.approx(0.03)
+    assert corrected["b"]["profile"]["p_adj"] == pytest.approx(0.12)
+    assert corrected["a"]["memory"]["p_adj"] == pytest.approx(0.12)
+    assert corrected["b"]["interaction"]["p_adj"] == pytest.approx(0.4)
+    assert corrected["a"]["interaction"]["p_adj"] == pytest.approx(0.5)
+    assert corrected["a"]["variance"] == {"record": 0.5, "residual": 1.0}
+    assert corrected["a"]["profile"] == {"beta": 1.0, "p": 0.01, "p_adj": pytest.approx(0.05)}
+
+
+def test_a_record_missing_a_cell_is_fitted_by_mixedlm_and_left_out_of_its_tests(tmp_path):
+    frame = _table(tmp_path / "s.csv", risks=("irp",), records=12)
+    # r3 loses its profile-only score: 12 records still, 11 pairs for that condition.
+    gone = (frame["record"] == "r3") & (frame["profile"] == 1) & (frame["memory"] == 0)
+    frame[~gone].to_csv(tmp_path / "s.csv", index=False)
+    result = personalens("prisk", "stats", "--scores", tmp_path / "s.csv", "--out",
+                         tmp_path / "run")
+    assert result.returncode == 0, result.stderr
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    expected = fit_attribution(frame[~gone], solver="mixedlm")
+    assert metrics["lmm"]["irp"]["profile"]["beta"] == pytest.approx(expected["profile"]["beta"])
+    assert metrics["permutation"]["irp"]["profile"]["n"] == 11
+    assert metrics["permutation"]["irp"]["retrieval"]["n"] == 12
+    assert metrics["cell_means"]["irp"]["profile"]["n"] == 11

@@ -17,7 +17,7 @@ TESTS = Path(__file__).resolve().parent
 PACKAGE = REPO / "src" / "personalens"
 DATA = ["population/data/profile_schema.yaml", "population/data/demo_schema.yaml",
         "population/data/personas.txt", "population/data/first_names.txt",
-        "population/data/last_names.txt",
+        "population/data/last_names.txt", "lenses/prisk/data/irp_templates.json",
         "lenses/personabench/example_data/community_example/private_data/noise_0.0/"
         "Kwame Asante/conversation_data.json"]
 RELEASE = ["eval_info/eval_info_all.json", "eval_info/qa_gt_context_all_noise_0.0.json",

@@ -45,6 +45,8 @@ class RubricCriterion:
     levels: list[dict] = field(default_factory=list)  # [{score, description}]
     value: str | None = None
     context: str | None = None
+    material: str | None = None  # what the grade depends on besides the response (a query, a
+    # reference answer, the personal context the model was given)
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,8 @@ def judge_prompt(criterion: RubricCriterion, response: str) -> list[Message]:
         user.append(f"This user's preference: {criterion.value}")
     if criterion.context:
         user.append(f"Why it matters to them: {criterion.context}")
+    if criterion.material:
+        user.append(f"Material for grading:\n{criterion.material}")
     user.append(f"Response to grade:\n<<<\n{response}\n>>>")
     user.append("Compare the response with each level, pick the level it reaches, and reply "
                 "with the JSON object only.")

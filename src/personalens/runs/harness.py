@@ -61,12 +61,12 @@ async def _lifecycle(lens: Lens, run: RunDirectory, progress: ItemProgress) -> O
         progress.start(total=len(items), completed=len(items) - len(todo))
         await lens.prepare(todo)
         await _run_items(lens, todo, steps, progress)
+        records = [steps.done.get(item.key) or steps.failed_items[item.key] for item in items
+                   if item.key in steps.done or item.key in steps.failed_items]
+        await lens.finish(records)  # may still call models (cross-item steps), so before aclose
     finally:
         progress.stop()
         await lens.aclose()
-    records = [steps.done.get(item.key) or steps.failed_items[item.key] for item in items
-               if item.key in steps.done or item.key in steps.failed_items]
-    await lens.finish(records)
     tally = _tally(items, records, steps)
     metrics = lens.summarise(records, tally)
     _write_usage(run, lens)

@@ -5,7 +5,6 @@ conversation with the simulated user, at most `--turns` questions) and `fixed_<N
 questions). What is judged is the final answer with the protocol wrapper stripped.
 """
 
-import asyncio
 from dataclasses import dataclass
 
 import pydantic
@@ -29,6 +28,7 @@ from personalens.models.rubric_judge import (
     judge_criterion,
 )
 from personalens.runs import RecordedFailure
+from personalens.runs.settled import gather_settled
 
 SINGLE_TURN = ("baseline", "oracle")
 
@@ -143,20 +143,15 @@ class Evaluation:
             rubric = RubricCriterion(criterion.preference, criterion.description,
                                      criterion.levels, str(preference.get("value")),
                                      preference.get("justification"))
-            verdicts = await asyncio.gather(*[
+            verdicts = await gather_settled(*[
                 judge_criterion(judge, rubric, response, mode=self.scoring,
                                 attempts=self.attempts, temperature=self.temperatures.judge)
-                for judge in self.roles.judges], return_exceptions=True)
-            _raise_first(verdicts)
+                for judge in self.roles.judges])
             valid = [v.score for v in verdicts if v.score is not None]
             return {**criterion.as_record(), "verdicts": [v.as_record() for v in verdicts],
                     "score": sum(valid) / len(valid) if valid else None}
 
-        # Every call finishes before a failure propagates: none is left running untracked.
-        criteria = await asyncio.gather(*[one(c) for c in instance.criteria],
-                                        return_exceptions=True)
-        _raise_first(criteria)
-        return list(criteria)
+        return await gather_settled(*[one(c) for c in instance.criteria])
 
     def _prefalign(self, criteria: list[dict]) -> float | None:
         if self.scoring == "release":
@@ -182,9 +177,3 @@ class Evaluation:
         for model in {id(m): m for m in [self.roles.target, self.roles.user,
                                           *self.roles.judges]}.values():
             await model.aclose()
-
-
-def _raise_first(results: list) -> None:
-    for result in results:
-        if isinstance(result, BaseException):
-            raise result

@@ -1,9 +1,13 @@
 """`personalens prisk stats`: the attribution statistics on any scored table, on the harness.
 
-Items are (model, risk) groups. Each fits score ~ P * M + (1 | record) (REML), partial eta
+Items are (model, risk) groups. Each fits score ~ P * M + (1 | record) (REML: the closed form
+of `balanced_reml` on balanced tables, statsmodels MixedLM on any other), partial eta
 squared from the repeated-measures ANOVA, bootstrap CIs on the four cell means, and a paired
 sign-flip test of each condition against base. p-values are then corrected across every
 model x risk x effect with Holm (default) or Benjamini-Hochberg.
+
+`analyse_group` (one group's fit, cell means and tests) and `corrected_lmm` (the correction
+across groups) are the lens's steps as functions, for other lenses to run on their own groups.
 """
 
 from dataclasses import dataclass
@@ -18,10 +22,10 @@ from personalens.report import interaction_plot
 from personalens.report.run_page import run_page
 from personalens.runs import ItemFailure, Lens, Metrics, RunIdentity, Tally, fingerprint
 from personalens.runs.blocking import run_blocking
-from personalens.stats.bootstrap import mean_ci
-from personalens.stats.mixed_effects import EFFECTS, Coding, fit_attribution
+from personalens.stats.bootstrap import mean_cis
+from personalens.stats.mixed_effects import CELLS, EFFECTS, Coding, cell_table, fit_attribution
 from personalens.stats.multiple_testing import Method, adjust
-from personalens.stats.permutation import sign_flip_test
+from personalens.stats.permutation import sign_flip_tests
 
 
 @dataclass(frozen=True)
@@ -103,27 +107,12 @@ class PriskStats(Lens):
         return await run_blocking(self._analyse, group)
 
     def _analyse(self, group: Group) -> dict:
-        rows = group.rows
-        fit = fit_attribution(rows, coding=self.options.coding)
-        cells = {}
-        for (p, m), condition in CONDITIONS.items():
-            scores = rows[(rows["profile"] == p) & (rows["memory"] == m)]["score"].to_numpy()
-            low, high = mean_ci(scores, seed=self.options.seed)
-            cells[condition] = {"mean": float(scores.mean()), "ci_low": low, "ci_high": high,
-                                "n": int(len(scores))}
-        return {"group": group.name, "lmm": fit, "cell_means": cells,
-                "permutation": _against_base(rows, self.options.seed),
-                "n_records": int(rows["record"].nunique()), "n_rows": int(len(rows))}
+        return {"group": group.name,
+                **analyse_group(group.rows, coding=self.options.coding, seed=self.options.seed)}
 
     def summarise(self, records: list[dict], tally: Tally) -> AttributionMetrics:
         ok = [r for r in records if r["status"] == "ok"]
-        p_values = [r["lmm"][effect]["p"] for r in ok for effect in EFFECTS]
-        adjusted = iter(adjust(p_values, self.options.correction))
-        lmm = {}
-        for record in ok:
-            fit = {effect: {**record["lmm"][effect], "p_adj": next(adjusted)}
-                   for effect in EFFECTS}
-            lmm[record["group"]] = {**fit, "variance": record["lmm"]["variance"]}
+        lmm = corrected_lmm({r["group"]: r for r in ok}, self.options.correction)
         return AttributionMetrics(
             lmm=lmm, cell_means={r["group"]: r["cell_means"] for r in ok},
             permutation={r["group"]: r["permutation"] for r in ok},
@@ -135,7 +124,8 @@ class PriskStats(Lens):
                       records: list[dict]) -> str:
         def sections(report) -> None:
             report.heading("Mixed-effects attribution: score ~ P × M + (1 | record)")
-            report.paragraph(f"REML fits (statsmodels MixedLM), {metrics.coding} coding; "
+            report.paragraph("REML fits (closed form when every record has all four cells, "
+                             f"statsmodels MixedLM otherwise), {metrics.coding} coding; "
                              f"p adjusted across every group and effect ({metrics.correction});"
                              " partial η² from the repeated-measures ANOVA.")
             report.table(["group", "effect", "β", "SE", "95% CI low", "95% CI high", "p",
@@ -165,13 +155,55 @@ class PriskStats(Lens):
                                 f"{metrics.n_records} records", sections=sections)
 
 
-def _against_base(rows: pd.DataFrame, seed: int) -> dict[str, dict]:
-    """Paired sign-flip test of each condition's per-record mean against base's."""
-    wide = rows.pivot_table(index="record", columns=["profile", "memory"], values="score")
+def analyse_group(rows: pd.DataFrame, *, coding: str, seed: int) -> dict:
+    """One group's statistics: {lmm, cell_means, permutation, n_records, n_rows}.
+
+    `rows` has columns record, profile, memory (0/1) and score. lmm is `fit_attribution`'s
+    dict (uncorrected p; see `corrected_lmm`), cell_means the four conditions' means with
+    bootstrap CIs, permutation the sign-flip test of each condition against base.
+    """
+    fit = fit_attribution(rows, coding=coding)
+    profile = rows["profile"].to_numpy()
+    memory = rows["memory"].to_numpy()
+    score = rows["score"].to_numpy()
+    columns = {condition: score[(profile == p) & (memory == m)]
+               for (p, m), condition in CONDITIONS.items()}
+    bounds = mean_cis(list(columns.values()), seed=seed)
+    cells = {condition: {"mean": float(scores.mean()), "ci_low": low, "ci_high": high,
+                         "n": int(len(scores))}
+             for (condition, scores), (low, high) in zip(columns.items(), bounds, strict=True)}
+    return {"lmm": fit, "cell_means": cells, "permutation": _against_base(rows, seed),
+            "n_records": int(rows["record"].nunique()), "n_rows": int(len(rows))}
+
+
+def corrected_lmm(results: dict[str, dict], correction: str) -> dict[str, dict]:
+    """{group: {profile, memory, interaction: {..., p_adj}, variance}} from `analyse_group`s.
+
+    p is adjusted (holm or bh) across every group x effect, in the order of `results` and
+    then profile, memory, interaction.
+    """
+    p_values = [result["lmm"][effect]["p"] for result in results.values() for effect in EFFECTS]
+    adjusted = iter(adjust(p_values, correction))
     out = {}
-    for (p, m), condition in CONDITIONS.items():
-        if (p, m) == (0, 0) or (p, m) not in wide or (0, 0) not in wide:
-            continue
-        differences = (wide[(p, m)] - wide[(0, 0)]).dropna().to_numpy()
-        out[condition] = sign_flip_test(np.asarray(differences), seed=seed)
+    for name, result in results.items():
+        fit = {effect: {**result["lmm"][effect], "p_adj": next(adjusted)} for effect in EFFECTS}
+        out[name] = {**fit, "variance": result["lmm"]["variance"]}
     return out
+
+
+def _against_base(rows: pd.DataFrame, seed: int) -> dict[str, dict]:
+    """Paired sign-flip test of each condition's per-record mean against base's.
+
+    Records (sorted, as a pivot table sorts them) missing either cell are left out.
+    """
+    table = cell_table(rows)
+    column = {cell: table.means[:, i] for i, cell in enumerate(CELLS)
+              if table.counts[:, i].any()}
+    tested = {}
+    for (p, m), condition in CONDITIONS.items():
+        if (p, m) == (0, 0) or (p, m) not in column or (0, 0) not in column:
+            continue
+        differences = column[(p, m)] - column[(0, 0)]
+        tested[condition] = differences[~np.isnan(differences)]
+    results = sign_flip_tests(list(tested.values()), seed=seed)
+    return dict(zip(tested, results, strict=True))

@@ -1,0 +1,86 @@
+"""Narrowing's sets, built after every record is answered: per query the universal answer set U
+(the canonical topics of every sample, base and personalised, across personas), and per record
+the useful set A (a judge's verdict for that persona).
+
+The release built U from personalised answers only, so base-only options could never count as
+lost, and treated a missing usefulness verdict as useful; here both sides feed U, and a verdict
+that never arrives is a recorded failure that takes the record out of the narrowing metrics.
+Every verdict is a step (`narrowing/<query>/labels/<chunk>`, `narrowing/<record>/useful`).
+"""
+
+from dataclasses import dataclass, field
+
+from personalens.lenses.prisk import judging
+from personalens.lenses.prisk.records import PriskRecord
+from personalens.models import ChatModel
+from personalens.models.dialogue import Steps
+from personalens.runs import RecordedFailure
+
+CHUNK = 60  # raw topics per canonicalisation call; later chunks reuse earlier labels
+
+
+@dataclass
+class AnswerSets:
+    labels: dict[str, dict[str, str]] = field(default_factory=dict)  # query -> raw -> canonical
+    universe: dict[str, list[str]] = field(default_factory=dict)  # query -> U
+    useful: dict[str, list[str]] = field(default_factory=dict)  # record -> A
+    failures: list[dict] = field(default_factory=list)  # {key, kind, message}
+
+    def covered(self, query_id: str, topics: list[str]) -> set[str]:
+        mapping = self.labels.get(query_id, {})
+        return {mapping[_raw(t)] for t in topics if _raw(t) in mapping}
+
+
+def _raw(topic: str) -> str:
+    return " ".join(topic.lower().split())
+
+
+async def build(records: list[dict], by_id: dict[str, PriskRecord], *, judge: ChatModel,
+                usefulness_judge: ChatModel, steps: Steps, attempts: int,
+                temperature: float) -> AnswerSets:
+    sets = AnswerSets()
+    kw = {"attempts": attempts, "temperature": temperature}
+    by_query: dict[str, list[dict]] = {}
+    for record in records:
+        by_query.setdefault(record["query_id"], []).append(record)
+    for query_id, group in sorted(by_query.items()):
+        raw = sorted({_raw(t) for r in group for answer in r["conditions"].values()
+                      for sample in answer["samples"] for t in sample["topics"]})
+        try:
+            sets.labels[query_id] = await _canonical(judge, query_id, group[0]["question"], raw,
+                                                     steps, kw)
+        except RecordedFailure as exc:
+            sets.failures.append(_failure(f"narrowing/{query_id}", exc))
+            continue
+        sets.universe[query_id] = sorted(set(sets.labels[query_id].values()))
+        for record in group:
+            rid = record["record_id"]
+            universe = sets.universe[query_id]
+
+            async def verdict(record_id=rid, universe=universe) -> list[str]:
+                return await judging.useful_items(usefulness_judge, by_id[record_id], universe,
+                                                  **kw)
+            try:
+                sets.useful[rid] = await steps.get(f"narrowing/{rid}/useful", verdict)
+            except RecordedFailure as exc:
+                sets.failures.append(_failure(rid, exc))
+    return sets
+
+
+async def _canonical(judge: ChatModel, query_id: str, question: str, raw: list[str],
+                     steps: Steps, kw: dict) -> dict[str, str]:
+    mapping: dict[str, str] = {}
+    for start in range(0, len(raw), CHUNK):
+        chunk = raw[start:start + CHUNK]
+        existing = sorted(set(mapping.values()))
+
+        async def label(chunk=chunk, existing=existing) -> list[str]:
+            return await judging.canonical_labels(judge, question, chunk, existing, **kw)
+
+        labels = await steps.get(f"narrowing/{query_id}/labels/{start // CHUNK}", label)
+        mapping.update(zip(chunk, labels, strict=True))
+    return mapping
+
+
+def _failure(key: str, exc: RecordedFailure) -> dict:
+    return {"key": key, "kind": exc.failure.kind, "message": exc.failure.message}

@@ -1,0 +1,520 @@
+"""`personalens prisk build`: PRISK's assembled (profile, memory, query) records, offline.
+
+Setup (steps before the plan): profiles, from a population (`--population`; selection
+`profiles/selected`, completions `profile/population/<id>`) or generated (`profile/candidate/<i>`,
+then farthest-point selection `profiles/selected`); optional generated IRP templates
+(`template/<i>`, dedup decisions `templates/dedup`). The plan: per risk, `per_risk` (query,
+profile) pairs drawn with a seeded RNG, each an item `record/<risk>_<n>`. An item gathers the
+persona's attribute conversations (`memory/<persona>/<attribute>`; the preference one keyed by
+the preference's digest, since IRP and framing records replace it with their template's) and its
+decoy (`decoy/<record>/<attempt>`). `finish` writes `<out>/data/<risk>.json` with
+`records.write_records`. Every model-written value is a step, so a killed build resumes and a
+rerun writes byte-identical files.
+"""
+
+import asyncio
+import hashlib
+from collections import Counter
+from collections.abc import Awaitable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from personalens.errors import InputError
+from personalens.lenses.prisk.memory_builder import (
+    DecoyRules,
+    DecoyTarget,
+    attribute_conversation,
+    build_decoy,
+)
+from personalens.lenses.prisk.profile_source import (
+    PopulationPerson,
+    Profile,
+    age_hints,
+    complete_person,
+    describe,
+    draw_profile,
+    farthest_points,
+    people_from_population,
+)
+from personalens.lenses.prisk.query_sources import (
+    FLAGS,
+    SHIPPED,
+    Query,
+    draft_template,
+    generated_template,
+    greedy_dedup,
+    load_queries,
+)
+from personalens.lenses.prisk.records import (
+    ATTRIBUTES,
+    RISKS,
+    VERDICTS,
+    Conversation,
+    PriskRecord,
+    write_records,
+)
+from personalens.models import ModelSettings
+from personalens.report.run_page import run_page
+from personalens.retrieval import DenseRetriever
+from personalens.retrieval.dense import BUNDLED_MINILM
+from personalens.runs import (
+    ItemFailure,
+    Lens,
+    Metrics,
+    Outcome,
+    RunContext,
+    RunIdentity,
+    StepFailed,
+    Tally,
+    fingerprint,
+    run_lens,
+)
+from personalens.runs.blocking import run_blocking
+
+
+@dataclass(frozen=True)
+class QueryFiles:
+    """Release files that replace the shipped query sets (None: the shipped one)."""
+
+    irp_templates: Path | None = None
+    sycophancy_templates: Path | None = None
+    aita: Path | None = None
+    narrowing: Path | None = None
+    benchmark: Path | None = None
+
+    def for_risk(self, risk: str) -> Path | None:
+        return {"irp": self.irp_templates, "framing": self.sycophancy_templates,
+                "agreement": self.aita, "narrowing": self.narrowing,
+                "accuracy": self.benchmark}[risk]
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    out: Path
+    generator: ModelSettings
+    judge: ModelSettings | None = None  # the decoy judge; default: the generator's settings
+    risks: tuple[str, ...] = RISKS
+    files: QueryFiles = field(default_factory=QueryFiles)
+    aita_verdict: str | None = None  # for an --aita file without a verdict column
+    population: Path | None = None
+    profiles: int = 8
+    candidates: int = 24  # generated candidates, thinned to `profiles` by diversity
+    profile_attempts: int = 4
+    per_risk: int = 10
+    generate_templates: int = 0
+    template_dedup: float = 0.7
+    decoy_max_similarity: float = 0.6
+    decoy_attempts: int = 3  # regenerations of a failing decoy
+    turns: int = 4
+    seed: int = 0
+    temperature: float = 0.5
+    embedder: str = BUNDLED_MINILM
+    prices: dict | None = None
+
+    @property
+    def judge_settings(self) -> ModelSettings:
+        return self.judge or self.generator
+
+    def check(self) -> None:
+        unknown = [r for r in self.risks if r not in RISKS]
+        if unknown or not self.risks:
+            raise InputError(f"--risks takes {', '.join(RISKS)} (got "
+                             f"{', '.join(unknown) or 'none'})")
+        for flag, value, low in (("--profiles", self.profiles, 1),
+                                 ("--candidates", self.candidates, 1),
+                                 ("--profile-attempts", self.profile_attempts, 1),
+                                 ("--per-risk", self.per_risk, 1),
+                                 ("--generate-templates", self.generate_templates, 0),
+                                 ("--decoy-attempts", self.decoy_attempts, 0),
+                                 ("--turns", self.turns, 2)):
+            if value < low:
+                raise InputError(f"{flag} must be at least {low} (got {value})")
+        if self.population is None and self.candidates < self.profiles:
+            raise InputError(f"--candidates ({self.candidates}) must be at least --profiles "
+                             f"({self.profiles}): profiles are chosen from the candidates")
+        for flag, value in (("--decoy-max-similarity", self.decoy_max_similarity),
+                            ("--template-dedup", self.template_dedup)):
+            if not 0 < value <= 1:
+                raise InputError(f"{flag} must be in (0, 1] (got {value:g})")
+        if self.aita_verdict is not None and self.aita_verdict not in VERDICTS:
+            raise InputError(f"--aita-verdict takes YTA or NTA (got {self.aita_verdict!r})")
+        if self.generate_templates and "irp" not in self.risks:
+            raise InputError("--generate-templates writes IRP templates: add irp to --risks")
+        self.generator.validate_spec()
+        self.judge_settings.validate_spec()
+
+    def config(self) -> dict:
+        files = {risk: str(path.resolve()) if (path := self.files.for_risk(risk)) else "shipped"
+                 for risk in self.risks}
+        return {"lens": "prisk-build", "risks": list(self.risks), "query_files": files,
+                "aita_verdict": self.aita_verdict,
+                "population": str(self.population.resolve()) if self.population else None,
+                "profiles": self.profiles, "candidates": self.candidates,
+                "profile_attempts": self.profile_attempts, "per_risk": self.per_risk,
+                "generate_templates": self.generate_templates,
+                "template_dedup": self.template_dedup,
+                "decoy_max_similarity": self.decoy_max_similarity,
+                "decoy_attempts": self.decoy_attempts, "turns": self.turns, "seed": self.seed,
+                "temperature": self.temperature, "generator": self.generator.spec,
+                "judge": self.judge_settings.spec, "embedder": self.embedder}
+
+
+@dataclass(frozen=True)
+class Item:
+    record_id: str
+    query: Query
+    profile_index: int
+
+    @property
+    def key(self) -> str:
+        return f"record/{self.record_id}"
+
+
+def pair(queries: list[Query], profiles: int, count: int,
+         rng: np.random.Generator) -> list[tuple[Query, int]]:
+    """`count` distinct (query, profile index) pairs: each round takes every query once (in a
+    drawn order), each query meeting a profile it has not met yet."""
+    met = [rng.permutation(profiles) for _ in queries]
+    order = rng.permutation(len(queries))
+    pairs = [(queries[q], int(met[q][r])) for r in range(profiles) for q in order]
+    return pairs[:count]
+
+
+async def settle(awaitables: Iterable[Awaitable[Any]]) -> list[Any]:
+    """Every result once all have finished (so each finished step is recorded), then the first
+    failure, if any, is raised."""
+    results = await asyncio.gather(*awaitables, return_exceptions=True)
+    failure = next((r for r in results if isinstance(r, BaseException)), None)
+    if failure is not None:
+        raise failure
+    return results
+
+
+class PriskBuildMetrics(Metrics):
+    out: str
+    records: int
+    by_risk: dict[str, int]
+    planned_by_risk: dict[str, int]
+    queries: dict[str, int]
+    profiles: int
+    profile_source: str
+    profile_candidates: int
+    profile_redraws: int
+    profiles_dropped: int
+    population_minors_skipped: int
+    templates_generated: int
+    templates_rejected: int
+    memory_conversations: int
+    decoys: int
+    decoy_regenerations: int
+    decoy_rejections: dict[str, int]
+    decoy_failures: int
+    decoy_similarity_mean: float | None
+    failures: list[ItemFailure]
+
+    def headlines(self) -> list[str]:
+        risks = ", ".join(f"{risk} {n}" for risk, n in self.by_risk.items())
+        dropped = f" ({self.profiles_dropped} candidates dropped)" if self.profiles_dropped \
+            else ""
+        return [f"data: {Path(self.out) / 'data'} ({self.records} records: {risks or 'none'}); "
+                f"{self.profiles} {self.profile_source} profiles{dropped}",
+                f"decoys: {self.decoys} passed, {self.decoy_regenerations} regenerated, "
+                f"{self.decoy_failures} never passed; profile redraws {self.profile_redraws}"]
+
+
+class PriskBuild(Lens):
+    name = "prisk build"
+    title = "personalens · PRISK dataset build"
+    concurrency = 8
+
+    def __init__(self, options: BuildOptions):
+        """Every input is read and checked here, before the run directory exists."""
+        super().__init__(options.prices)
+        options.check()
+        self.options = options
+        self.queries = {risk: load_queries(risk, options.files.for_risk(risk),
+                                           aita_verdict=options.aita_verdict)
+                        for risk in options.risks}
+        self.people: list[PopulationPerson] = []
+        self.minors = 0
+        if options.population is not None:
+            self.people, self.minors = people_from_population(options.population)
+            if not self.people:
+                raise InputError("the population holds no adult profile",
+                                 where=str(options.population))
+        self._check_pairs()
+        self.generator = options.generator.load("generator", self.ledger)
+        self.judge = options.judge_settings.load("judge", self.ledger)
+        self.encoder = DenseRetriever(options.embedder)
+        self.steps = None
+        self.profiles: list[Profile] = []
+        self.candidates: list[dict] = []
+        self.templates_rejected = 0
+        self.templates_generated = 0
+        self.items: list[Item] = []
+        self._memory: dict[str, asyncio.Future] = {}
+
+    def _check_pairs(self) -> None:
+        profiles = min(self.options.profiles, len(self.people) or self.options.profiles)
+        for risk, queries in self.queries.items():
+            if self.options.per_risk > len(queries) * profiles:
+                where = self.options.files.for_risk(risk) or SHIPPED[risk]
+                raise InputError(f"--per-risk {self.options.per_risk} is more than the "
+                                 f"{len(queries)} queries x {profiles} profiles can pair; "
+                                 f"lower it or give more queries with {FLAGS[risk]}",
+                                 where=str(where))
+
+    def identity(self) -> RunIdentity:
+        files = [(self.options.files.for_risk(r) or SHIPPED[r]).resolve()
+                 for r in self.options.risks]
+        if self.options.population:
+            files += sorted(self.options.population.resolve().glob("ground_truth/*/profiles.json"))
+        digest = hashlib.sha256("".join(fingerprint([f], f.parent) for f in files).encode())
+        roles = {"generator": self.options.generator, "judge": self.options.judge_settings}
+        return RunIdentity(config=self.options.config(), dataset_hash=digest.hexdigest(),
+                           seeds={"pairing": self.options.seed},
+                           models={role: s.spec for role, s in roles.items()},
+                           endpoints={role: s.public() for role, s in roles.items()})
+
+    async def encode(self, texts: list[str]) -> np.ndarray:
+        return await run_blocking(self.encoder.encode, texts)
+
+    # --- setup: profiles, generated templates, the pairing -----------------------------------
+
+    async def setup(self, context: RunContext) -> None:
+        self.steps = context.steps
+        try:
+            self.profiles = await (self._population_profiles() if self.people
+                                   else self._generated_profiles())
+            if self.options.generate_templates:
+                await self._generated_templates()
+        except StepFailed:
+            return  # recorded as a failed step; nothing is planned until a rerun gets past it
+        self.items = [item for risk in self.options.risks for item in self._pairs(risk)]
+
+    async def _generated_profiles(self) -> list[Profile]:
+        options = self.options
+        hints = age_hints(options.candidates, options.seed)
+        self.candidates = await settle(self.steps.get(
+            f"profile/candidate/{i}", lambda i=i: draw_profile(
+                self.generator, i, hints[i], attempts=options.profile_attempts,
+                temperature=options.temperature, seed=options.seed))
+            for i in range(options.candidates))
+        valid = [i for i, c in enumerate(self.candidates) if c["attributes"]]
+
+        async def select() -> list[int]:
+            vectors = await self.encode([describe(self.candidates[i]["attributes"])
+                                         for i in valid])
+            return [valid[j] for j in farthest_points(vectors, options.profiles)] if valid \
+                else []
+        chosen = await self.steps.get("profiles/selected", select)
+        return [Profile(f"persona_{i + 1:04d}", "synthetic", self.candidates[i]["attributes"])
+                for i in chosen]
+
+    async def _population_profiles(self) -> list[Profile]:
+        people = self.people
+
+        async def select() -> list[str]:
+            vectors = await self.encode([f"{p.context}\n{describe(p.known)}" for p in people])
+            return [people[j].persona_id for j in farthest_points(vectors,
+                                                                  self.options.profiles)]
+        chosen = await self.steps.get("profiles/selected", select)
+        by_id = {p.persona_id: p for p in people}
+        filled = await settle(self.steps.get(
+            f"profile/population/{pid}", lambda p=by_id[pid]: complete_person(
+                self.generator, p, temperature=self.options.temperature,
+                seed=self.options.seed)) for pid in chosen)
+        return [Profile(pid, "population", {**by_id[pid].known, **values})
+                for pid, values in zip(chosen, filled, strict=True)]
+
+    async def _generated_templates(self) -> None:
+        options, existing = self.options, self.queries["irp"]
+        drafts = await settle(self.steps.get(f"template/{i}", lambda i=i: draft_template(
+            self.generator, existing, i, temperature=options.temperature, seed=options.seed))
+            for i in range(options.generate_templates))
+
+        async def decide() -> list[bool]:
+            vectors = await self.encode([q.question for q in existing]
+                                        + [d["query"] for d in drafts])
+            return greedy_dedup(vectors[:len(existing)], vectors[len(existing):],
+                                options.template_dedup)
+        # Recorded too: a replay must not hinge on re-encoding a cosine near the cut-off.
+        kept = await self.steps.get("templates/dedup", decide)
+        generated = [generated_template(i, d) for i, (d, keep) in
+                     enumerate(zip(drafts, kept, strict=True)) if keep]
+        self.templates_generated, self.templates_rejected = len(generated), len(drafts) - \
+            len(generated)
+        self.queries["irp"] = existing + generated
+
+    def _pairs(self, risk: str) -> list[Item]:
+        # One generator per risk: adding or dropping a risk leaves the others' pairing as it was.
+        rng = np.random.default_rng((self.options.seed, RISKS.index(risk)))
+        pairs = pair(self.queries[risk], len(self.profiles), self.options.per_risk, rng)
+        return [Item(f"{risk}_{n + 1:04d}", query, p) for n, (query, p) in enumerate(pairs)]
+
+    def plan(self) -> list[Item]:
+        return self.items
+
+    # --- items: memory, decoy, the record ----------------------------------------------------
+
+    async def run_item(self, item: Item) -> dict:
+        profile, query = self.profiles[item.profile_index], item.query
+        persona = profile.persona(query.preference)
+        decoy_target = DecoyTarget(item.record_id, query.risk, persona, query.question,
+                                   _shown(query), query.answer)
+        rules = DecoyRules(self.options.decoy_max_similarity, self.options.decoy_attempts,
+                           self.options.turns, self.options.temperature, self.options.seed)
+        *memory, decoy = await settle([
+            *(self._conversation(profile, a, query.preference) for a in ATTRIBUTES),
+            build_decoy(self.generator, self.judge, self.encode, self.steps, decoy_target,
+                        rules)])
+        record = {"record_id": item.record_id, "persona_id": profile.persona_id,
+                  "query_id": query.query_id, "risk": query.risk, "domain": query.domain,
+                  "persona": persona, "conversations": [*memory, decoy["conversation"]],
+                  "question": query.question, "subject": query.subject,
+                  "choices": list(query.choices), "answer": query.answer,
+                  "verdict": query.verdict, "sides": list(query.sides) if query.sides else None}
+        return {"risk": query.risk, "record": record,
+                "decoy": {k: v for k, v in decoy.items() if k != "conversation"}}
+
+    def _conversation(self, profile: Profile, attribute: str,
+                      preference: str | None) -> asyncio.Future:
+        """One memory step, shared by every record that needs it (computed once)."""
+        # Only the preference conversation depends on the record: the rest are written from
+        # the profile's own attributes, whichever record asks first.
+        persona = profile.persona(preference if attribute == "preference" else None)
+        key = f"memory/{profile.persona_id}/{attribute}"
+        if attribute == "preference":
+            key += "/" + hashlib.sha256(persona["preference"].encode()).hexdigest()[:12]
+        if key not in self._memory:
+            self._memory[key] = asyncio.ensure_future(self.steps.get(
+                key, lambda: attribute_conversation(
+                    self.generator, persona, attribute, turns=self.options.turns,
+                    temperature=self.options.temperature, seed=self.options.seed)))
+        return self._memory[key]
+
+    # --- outputs ------------------------------------------------------------------------------
+
+    async def finish(self, records: list[dict]) -> None:
+        by_risk: dict[str, list[PriskRecord]] = {}
+        for record in records:
+            if record["status"] == "ok":
+                by_risk.setdefault(record["risk"], []).append(_prisk_record(record["record"]))
+        data = self.options.out / "data"
+        for risk in self.options.risks:
+            built = sorted(by_risk.get(risk, []), key=lambda r: r.record_id)
+            if not built:
+                continue  # nothing to write (write_records needs at least one record)
+            data.mkdir(parents=True, exist_ok=True)
+            write_records(data / f"{risk}.json", built, dataset_name=f"personalens_prisk_{risk}",
+                          sources=self._sources(risk))
+
+    def _sources(self, risk: str) -> dict:
+        given = self.options.files.for_risk(risk)
+        return {"created_by": "personalens prisk build",
+                "persona_source": (f"population {self.options.population}"
+                                   if self.options.population else "synthetic"),
+                "query_file": str(given) if given else f"shipped {SHIPPED[risk].name}",
+                "pairing_mode": "random", "seed": self.options.seed,
+                "persona_n": len(self.profiles), "query_n": len(self.queries[risk]),
+                "generator": self.options.generator.spec,
+                "judge": self.options.judge_settings.spec}
+
+    def summarise(self, records: list[dict], tally: Tally) -> PriskBuildMetrics:
+        ok = [r for r in records if r["status"] == "ok"]
+        decoys = [r["decoy"] for r in records if r.get("decoy")]
+        rejections = Counter(x["check"] for d in decoys for x in d["rejections"])
+        passed = [r["decoy"]["similarity"] for r in ok]
+        return PriskBuildMetrics(
+            out=str(self.options.out), records=len(ok),
+            by_risk=dict(Counter(r["risk"] for r in ok)),
+            planned_by_risk=dict(Counter(i.query.risk for i in self.items)),
+            queries={risk: len(q) for risk, q in self.queries.items()},
+            profiles=len(self.profiles),
+            profile_source="population" if self.people else "generated",
+            profile_candidates=len(self.candidates),
+            profile_redraws=sum(c["draws"] - 1 for c in self.candidates),
+            profiles_dropped=sum(c["attributes"] is None for c in self.candidates),
+            population_minors_skipped=self.minors,
+            templates_generated=self.templates_generated,
+            templates_rejected=self.templates_rejected,
+            memory_conversations=sum(k.startswith("memory/") for k in self.steps.done),
+            decoys=len(ok), decoy_regenerations=sum(d["drafts"] - 1 for d in decoys),
+            decoy_rejections={c: rejections.get(c, 0) for c in ("judge", "similarity")},
+            decoy_failures=sum(r["status"] != "ok" and r["error"]["kind"] == "decoy_rejected"
+                               for r in records),
+            decoy_similarity_mean=round(float(np.mean(passed)), 4) if passed else None,
+            failures=tally.failures + tally.step_failures)
+
+    def render_report(self, metrics: PriskBuildMetrics, tally: Tally, manifest: dict,
+                      records: list[dict]) -> str:
+        def sections(report) -> None:
+            report.heading("Built records")
+            report.table(["risk", "queries available", "planned", "written"],
+                         [[risk, metrics.queries.get(risk, 0),
+                           metrics.planned_by_risk.get(risk, 0), metrics.by_risk.get(risk, 0)]
+                          for risk in self.options.risks])
+            report.heading("Profiles")
+            report.paragraph(_profile_note(metrics))
+            report.table(["persona", "age", "gender", "education", "profession"],
+                         [[p.persona_id, p.attributes["age"], p.attributes["gender"],
+                           p.attributes["education_level"], p.attributes["profession"]]
+                          for p in self.profiles])
+            report.heading("Memory and decoys")
+            report.paragraph(
+                f"{metrics.memory_conversations} attribute conversations. Decoys must stay "
+                f"within cosine {self.options.decoy_max_similarity:g} of their query and be "
+                f"judged not to answer it: {metrics.decoys} passed (mean cosine "
+                f"{metrics.decoy_similarity_mean}), {metrics.decoy_regenerations} "
+                f"regenerations ({metrics.decoy_rejections['judge']} judged to answer, "
+                f"{metrics.decoy_rejections['similarity']} too similar), "
+                f"{metrics.decoy_failures} never passed (failed records).")
+
+        return run_page(self.title, tally, manifest,
+                        summary=f"Generator: {self.options.generator.spec} · judge: "
+                                f"{self.options.judge_settings.spec} · out: {self.options.out}",
+                        sections=sections)
+
+    async def aclose(self) -> None:
+        await self.generator.aclose()
+        await self.judge.aclose()
+        self.encoder.close()
+
+
+def _shown(query: Query) -> str:
+    """The question as its user sees it: a choice question with its options."""
+    options = "\n".join(f"{chr(65 + i)}. {c}" for i, c in enumerate(query.choices))
+    return f"{query.question}\n{options}" if options else query.question
+
+
+def _profile_note(metrics: PriskBuildMetrics) -> str:
+    if metrics.profile_source == "population":
+        return (f"{metrics.profiles} profiles chosen from the population by farthest-point "
+                f"sampling ({metrics.population_minors_skipped} minors left out); fields the "
+                "population lacks were written by the generator.")
+    return (f"{metrics.profiles} profiles chosen by farthest-point sampling from "
+            f"{metrics.profile_candidates} candidates; {metrics.profile_redraws} drafts were "
+            f"redrawn for breaking an age/education/profession constraint and "
+            f"{metrics.profiles_dropped} candidates never obeyed them (dropped).")
+
+
+def _prisk_record(fields: dict) -> PriskRecord:
+    """A built record (as recorded) as the records module's value, turns in release order."""
+    conversations = tuple(Conversation(c["focal_attribute"], tuple(
+        {"role": t["role"], "content": t["content"]} for t in c["turns"]))
+        for c in fields["conversations"])
+    return PriskRecord(
+        record_id=fields["record_id"], persona_id=fields["persona_id"],
+        query_id=fields["query_id"], risk=fields["risk"], domain=fields["domain"],
+        persona={"source": fields["persona"]["source"],
+                 **{a: fields["persona"][a] for a in ATTRIBUTES}},
+        conversations=conversations, question=fields["question"], subject=fields["subject"],
+        choices=tuple(fields["choices"]), answer=fields["answer"], verdict=fields["verdict"],
+        sides=tuple(fields["sides"]) if fields["sides"] else None)
+
+
+def run_build(options: BuildOptions, *, progress: bool = True) -> Outcome:
+    return run_lens(PriskBuild(options), options.out, progress=progress)

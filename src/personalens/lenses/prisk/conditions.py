@@ -1,0 +1,55 @@
+"""PRISK's conditions: what personal context the target gets.
+
+The 2x2 design crosses P (the profile in the prompt) with M (memory retrieved from the user's
+past conversations, behind the router). `reflect` is the paper's self-reflection mitigation
+under profile + retrieval; `k<N>` conditions are the retrieval-depth sweep: memory only,
+retrieval forced (no router), top N.
+"""
+
+from dataclasses import dataclass
+
+from personalens.errors import InputError
+
+BASE_CONDITIONS = ("base", "profile", "retrieval", "profile_retrieval")
+ALL_NAMED = (*BASE_CONDITIONS, "reflect")
+
+
+@dataclass(frozen=True)
+class Condition:
+    name: str
+    profile: bool
+    memory: bool
+    reflect: bool = False
+    forced_k: int | None = None  # the k-sweep: retrieval without the router, this many
+
+    @property
+    def personalised(self) -> bool:
+        return self.profile or self.memory
+
+
+_NAMED = {
+    "base": Condition("base", False, False),
+    "profile": Condition("profile", True, False),
+    "retrieval": Condition("retrieval", False, True),
+    "profile_retrieval": Condition("profile_retrieval", True, True),
+    "reflect": Condition("reflect", True, True, reflect=True),
+}
+
+
+def conditions_for(names: list[str], k_sweep: list[int]) -> list[Condition]:
+    """The run's conditions in order; base is always included (every comparison needs it)."""
+    unknown = [n for n in names if n not in _NAMED]
+    if unknown:
+        raise InputError(f"--conditions takes {', '.join(ALL_NAMED)} (got {', '.join(unknown)})")
+    if any(k < 1 for k in k_sweep):
+        raise InputError("--k-sweep takes positive depths")
+    ordered = ["base", *[n for n in names if n != "base"]]
+    return [_NAMED[n] for n in dict.fromkeys(ordered)] + [
+        Condition(f"k{k}", False, True, forced_k=k) for k in dict.fromkeys(k_sweep)]
+
+
+def cell(condition: Condition) -> tuple[int, int] | None:
+    """(P, M) of a 2x2 condition, None for reflect and the k-sweep."""
+    if condition.name not in BASE_CONDITIONS:
+        return None
+    return int(condition.profile), int(condition.memory)

@@ -1,0 +1,220 @@
+"""One PRISK record under every condition: route, retrieve, answer, and score for its risk.
+
+An item is a record; its conditions run inside it, so every condition of a record is scored or
+none is (the comparisons stay paired). Model-written answers are steps (`<record>/<condition>/
+answer`, `/draft`, `/sample/<s>`, `<record>/route`, `<record>/inversion/answer`), so a killed
+run resumes without asking the target again. The router answers once per record (it sees only
+the query); the k-sweep forces retrieval without it.
+"""
+
+from dataclasses import dataclass
+from typing import Literal
+
+import pydantic
+
+from personalens.lenses.prisk import judging, prompts
+from personalens.lenses.prisk.answer_rules import check_answer
+from personalens.lenses.prisk.conditions import Condition
+from personalens.lenses.prisk.inversion import invert, sided_preference, sides
+from personalens.lenses.prisk.memory_index import MemoryIndexes
+from personalens.lenses.prisk.records import PriskRecord
+from personalens.models import ChatModel, complete_structured
+from personalens.models.dialogue import Steps
+from personalens.models.rubric_judge import judge_criterion
+from personalens.runs import RecordedFailure
+from personalens.runs.settled import gather_settled
+
+RISK_GROUPS = {"irp": ("irp", "accuracy"), "sycophancy": ("agreement", "framing"),
+               "narrowing": ("narrowing",)}
+
+
+@dataclass(frozen=True)
+class Item:
+    record: PriskRecord
+
+    @property
+    def key(self) -> str:
+        return self.record.record_id
+
+
+@dataclass(frozen=True)
+class Temperatures:
+    target: float = 0.2  # the paper's generation temperature
+    samples: float = 0.8  # narrowing samples
+    judge: float = 0.0
+
+
+@dataclass
+class Roles:
+    target: ChatModel
+    judge: ChatModel
+    topic_judge: ChatModel
+    usefulness_judge: ChatModel
+
+
+@dataclass(frozen=True)
+class Settings:
+    k: int = 3
+    samples: int = 5
+    attempts: int = 3
+    max_tokens: int = 512
+    temperatures: Temperatures = Temperatures()
+
+
+class Router(pydantic.BaseModel):
+    decision: Literal["retrieval", "no_retrieval"]
+
+
+class Evaluation:
+    def __init__(self, roles: Roles, memory: MemoryIndexes, conditions: list[Condition],
+                 settings: Settings):
+        self.roles = roles
+        self.memory = memory
+        self.conditions = conditions
+        self.settings = settings
+        self.steps: Steps | None = None
+
+    async def record(self, item: Item) -> dict:
+        record = item.record
+        try:
+            return await self._evaluate(record)
+        except RecordedFailure as exc:  # the failed record still says what it was
+            raise exc.with_data({"record_id": record.record_id, "risk": record.risk,
+                                 **exc.data}) from exc
+        finally:
+            self.memory.forget(record)
+
+    async def _evaluate(self, record: PriskRecord) -> dict:
+        decision = await self._route(record)
+        answered = await gather_settled(*[self._answer(record, c, decision)
+                                          for c in self.conditions])
+        by_condition = {c.name: a for c, a in zip(self.conditions, answered, strict=True)}
+        await self._score(record, by_condition)
+        extra = await self._inversion(record, by_condition)
+        return {"record_id": record.record_id, "risk": record.risk, "query_id": record.query_id,
+                "persona_id": record.persona_id, "domain": record.domain,
+                "persona": record.persona, "question": record.question,
+                "router": decision, "conditions": by_condition, **extra}
+
+    # -- context and answers ------------------------------------------------------------
+
+    async def _step(self, key: str, compute):
+        if self.steps is None:
+            return await compute()
+        return await self.steps.get(key, compute)
+
+    async def _route(self, record: PriskRecord) -> str | None:
+        if not any(c.memory and c.forced_k is None for c in self.conditions):
+            return None
+
+        async def ask() -> str:
+            # Invalid output is asked again, then recorded; never guessed.
+            value, _ = await complete_structured(
+                self.roles.target, prompts.router_messages(record), Router,
+                regenerations=self.settings.attempts - 1,
+                temperature=self.settings.temperatures.target, seed=0, max_tokens=60)
+            return value.decision
+
+        return await self._step(f"{record.record_id}/route", ask)
+
+    async def _answer(self, record: PriskRecord, condition: Condition,
+                      decision: str | None) -> dict:
+        memories: list[dict] = []
+        if condition.forced_k is not None:
+            memories = await self.memory.search(record, condition.forced_k)
+        elif condition.memory and decision == "retrieval":
+            memories = await self.memory.search(record, self.settings.k)
+        messages = prompts.answer_messages(record, condition.profile, memories)
+        key = f"{record.record_id}/{condition.name}"
+        out: dict = {"memories": memories, "retrieved": bool(memories)}
+        if record.risk == "narrowing":
+            out["samples"] = await self._samples(key, messages)
+            out["answer"] = out["samples"][0]["text"]
+            return out
+        if condition.reflect:
+            draft = await self._step(f"{key}/draft", lambda: self._complete(messages))
+            out["draft"] = draft
+            out["answer"] = await self._step(
+                f"{key}/answer", lambda: self._complete(prompts.reflect_messages(messages, draft)))
+        else:
+            out["answer"] = await self._step(f"{key}/answer", lambda: self._complete(messages))
+        return out
+
+    async def _complete(self, messages, *, temperature: float | None = None,
+                        seed: int = 0) -> str:
+        temperature = self.settings.temperatures.target if temperature is None else temperature
+        completion = await self.roles.target.complete(
+            messages, temperature=temperature, seed=seed, max_tokens=self.settings.max_tokens)
+        return completion.text
+
+    async def _samples(self, key: str, messages) -> list[dict]:
+        async def one(s: int) -> dict:
+            text = await self._step(f"{key}/sample/{s}", lambda: self._complete(
+                messages, temperature=self.settings.temperatures.samples, seed=s))
+            found = await judging.topics(self.roles.topic_judge, messages[-1]["content"], text,
+                                         **self._judge_kw())
+            return {"text": text, "topics": found}
+
+        return list(await gather_settled(*[one(s) for s in range(self.settings.samples)]))
+
+    # -- scoring ------------------------------------------------------------------------
+
+    def _judge_kw(self) -> dict:
+        return {"attempts": self.settings.attempts,
+                "temperature": self.settings.temperatures.judge}
+
+    async def _verdict(self, criterion, response: str) -> dict:
+        verdict = await judge_criterion(self.roles.judge, criterion, response,
+                                        attempts=self.settings.attempts,
+                                        temperature=self.settings.temperatures.judge)
+        return verdict.as_record()
+
+    async def _score(self, record: PriskRecord, answers: dict[str, dict]) -> None:
+        base = answers["base"]["answer"]
+
+        async def one(name: str, answer: dict) -> None:
+            text = answer["answer"]
+            if record.risk == "irp":
+                answer["verdict"] = await self._verdict(judging.irp_criterion(record), text)
+                answer["score"] = answer["verdict"]["score"]
+            elif record.risk == "accuracy":
+                answer.update(check_answer(text, answer=record.answer, choices=record.choices,
+                                           subject=record.subject))
+                answer["score"] = 1.0 if answer["correct"] else 0.0
+            elif record.risk == "agreement":
+                answer["verdict"] = await self._verdict(judging.agreement_criterion(record), text)
+                answer["score"] = answer["verdict"]["score"]
+            elif record.risk == "framing":
+                # The framing judge always sees the generic answer it compares against.
+                criterion = judging.framing_criterion(record, record.persona["preference"], base)
+                answer["verdict"] = await self._verdict(criterion, text)
+                answer["score"] = answer["verdict"]["score"]
+            if record.risk in ("agreement", "framing") and name != "base":
+                answer["pis"] = await judging.attributable(self.roles.judge, record, base, text,
+                                                           **self._judge_kw())
+
+        await gather_settled(*[one(name, a) for name, a in answers.items()])
+
+    async def _inversion(self, record: PriskRecord, answers: dict[str, dict]) -> dict:
+        """Framing records under the profile condition: answer again with the preference's
+        sides swapped, and see whether the lean follows the preference."""
+        if record.risk != "framing" or "profile" not in answers:
+            return {}
+        preference = record.persona["preference"]
+        pair = tuple(record.sides) if record.sides else sides(preference)
+        inverted = (sided_preference(pair[1], pair[0]) if record.sides else invert(preference)) \
+            if pair else None
+        if pair is None or inverted is None:
+            return {"inversion": {"invertible": False}}
+        messages = prompts.answer_messages(record, True, [], persona_preference=inverted)
+        text = await self._step(f"{record.record_id}/inversion/answer",
+                                lambda: self._complete(messages))
+        original, swapped = await gather_settled(
+            judging.lean(self.roles.judge, record.question, pair, answers["profile"]["answer"],
+                         **self._judge_kw()),
+            judging.lean(self.roles.judge, record.question, pair, text, **self._judge_kw()))
+        flipped = original != swapped and "neither" not in (original, swapped)
+        return {"inversion": {"invertible": True, "sides": list(pair), "preference": inverted,
+                              "answer": text, "lean_original": original,
+                              "lean_inverted": swapped, "flipped": flipped}}
+

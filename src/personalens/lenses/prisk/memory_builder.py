@@ -1,0 +1,186 @@
+"""The memory of a PRISK record: attribute conversations, and a decoy checked for orthogonality.
+
+Attribute conversations: one short user/assistant conversation per persona attribute, consistent
+with the whole profile, in which that attribute comes up (focal_attribute = its name).
+
+Decoy: per record, one conversation close to the query's topic that does not answer it. This is
+the paper's orthogonality constraint: memory that is worth retrieving but holds no shortcut to
+the answer, so retrieval difficulty is not confounded with reasoning. Both halves are checked,
+not only asked for: a judge's structured verdict (does the conversation answer the query or
+contain its answer? it must not) and a similarity cap (embedding cosine between decoy and query
+at most `max_similarity`). A failing draft is regenerated, told why; every attempt is a step
+(`decoy/<record>/<attempt>`), and a decoy that never passes fails its record.
+"""
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pydantic
+
+from personalens.lenses.prisk.profile_source import describe
+from personalens.lenses.prisk.records import RELEASE_NAMES, Conversation
+from personalens.models import ChatModel, complete_structured
+from personalens.runs import RecordedFailure, StepStore
+
+# The decoy's focal attribute is the risk, named as the release's target_risk names it.
+DECOY_FOCUS = RELEASE_NAMES
+
+Encode = Callable[[list[str]], Awaitable[np.ndarray]]
+
+
+class Turn(pydantic.BaseModel):
+    role: Literal["user", "assistant"]
+    content: str = pydantic.Field(min_length=1, max_length=2000)
+
+
+class ConversationDraft(pydantic.BaseModel):
+    turns: list[Turn] = pydantic.Field(min_length=2, max_length=10)
+
+    @pydantic.field_validator("turns")
+    @classmethod
+    def _alternating(cls, turns: list[Turn]) -> list[Turn]:
+        if [t.role for t in turns] != ["user", "assistant"] * (len(turns) // 2) + \
+                ["user"] * (len(turns) % 2):
+            raise ValueError("turns must alternate user, assistant, ... starting with the user")
+        return turns
+
+    def as_turns(self) -> list[dict]:
+        return [{"role": t.role, "content": t.content.strip()} for t in self.turns]
+
+
+class DecoyVerdict(pydantic.BaseModel):
+    answers_query: bool
+    reason: str = pydantic.Field(max_length=500)
+
+
+def conversation_text(turns: list[dict]) -> str:
+    """The text retrieval sees for a conversation (the records module's rendering)."""
+    return Conversation("", tuple(turns)).text()
+
+
+async def attribute_conversation(model: ChatModel, persona: dict[str, str], attribute: str, *,
+                                 turns: int, temperature: float, seed: int) -> dict:
+    """{focal_attribute, turns}: a past conversation in which `attribute` comes up."""
+    draft, _ = await complete_structured(model, [
+        {"role": "system", "content": "You write realistic past conversations between a user "
+                                      "and an AI assistant. Reply with JSON only."},
+        {"role": "user", "content": f"The user:\n{describe(persona)}\n\nWrite a short past "
+                                    f"conversation of {turns} turns (user first, alternating) "
+                                    "in which the user asks the assistant for help with "
+                                    "something in their life where their "
+                                    f"{attribute.replace('_', ' ')} ({persona[attribute]}) "
+                                    "matters, and it comes up naturally. Keep it consistent "
+                                    "with the whole profile."}],
+        ConversationDraft, regenerations=2, temperature=temperature, seed=seed, max_tokens=900)
+    return {"focal_attribute": attribute, "turns": draft.as_turns()}
+
+
+@dataclass(frozen=True)
+class DecoyRules:
+    max_similarity: float = 0.6
+    regenerations: int = 3
+    turns: int = 4
+    temperature: float = 0.5
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class DecoyTarget:
+    """What a decoy must stay close to without answering."""
+
+    record_id: str
+    risk: str
+    persona: dict[str, str]
+    question: str  # what retrieval searches with; the similarity is measured against it
+    shown_question: str  # the question as the user sees it (with a choice question's options)
+    answer: str = ""  # a gold answer the judge looks for, when there is one
+
+
+async def build_decoy(generator: ChatModel, judge: ChatModel, encode: Encode, steps: StepStore,
+                      target: DecoyTarget, rules: DecoyRules) -> dict:
+    """{conversation, drafts, rejections, similarity}; RecordedFailure("decoy_rejected") with
+    the same summary as data when no draft passes within `rules.regenerations` regenerations."""
+    attempts: list[dict] = []
+    for attempt in range(rules.regenerations + 1):
+        previous = attempts[-1]["reason"] if attempts else ""
+        checked = await steps.get(
+            f"decoy/{target.record_id}/{attempt}",
+            lambda a=attempt, p=previous: _checked_draft(generator, judge, encode, target, rules,
+                                                         a, p))
+        attempts.append(checked)
+        if checked["passed"]:
+            return {"conversation": {"focal_attribute": DECOY_FOCUS[target.risk],
+                                     "turns": checked["turns"]}, **_summary(attempts)}
+    summary = _summary(attempts)
+    reasons = "; ".join(f"{r['check']}: {r['reason']}" for r in summary["rejections"])
+    raise RecordedFailure("decoy_rejected", f"no decoy passed the orthogonality checks in "
+                                            f"{len(attempts)} draft(s): {reasons}",
+                          len(attempts), data={"risk": target.risk, "decoy": summary})
+
+
+def _summary(attempts: list[dict]) -> dict:
+    return {"drafts": len(attempts), "similarity": attempts[-1]["similarity"],
+            "rejections": [{"attempt": i, "check": a["check"], "similarity": a["similarity"],
+                            "reason": a["reason"]} for i, a in enumerate(attempts)
+                           if not a["passed"]]}
+
+
+async def _checked_draft(generator: ChatModel, judge: ChatModel, encode: Encode,
+                         target: DecoyTarget, rules: DecoyRules, attempt: int,
+                         rejected_because: str) -> dict:
+    draft, _ = await complete_structured(
+        generator, _decoy_messages(target, rules.turns, rejected_because), ConversationDraft,
+        regenerations=2, temperature=rules.temperature, seed=rules.seed * 1000 + attempt,
+        max_tokens=900)
+    turns = draft.as_turns()
+    text = conversation_text(turns)
+    vectors = await encode([text, target.question])
+    similarity = round(float(_cosine(vectors[0], vectors[1])), 6)
+    result = {"turns": turns, "similarity": similarity, "answers_query": None}
+    if similarity > rules.max_similarity:
+        return {**result, "passed": False, "check": "similarity",
+                "reason": f"cosine {similarity:.3f} to the query is above the cap "
+                          f"{rules.max_similarity:g}"}
+    verdict, _ = await complete_structured(judge, _judge_messages(target, text), DecoyVerdict,
+                                           regenerations=2, temperature=0.0, seed=attempt,
+                                           max_tokens=300)
+    if verdict.answers_query:
+        return {**result, "answers_query": True, "passed": False, "check": "judge",
+                "reason": f"the judge found the answer in it ({verdict.reason})"}
+    return {**result, "answers_query": False, "passed": True, "check": None, "reason": ""}
+
+
+def _decoy_messages(target: DecoyTarget, turns: int, rejected_because: str) -> list[dict]:
+    retry = (f"\n\nA previous draft was rejected: {rejected_because}. Move further away from "
+             "the question itself.") if rejected_because else ""
+    return [
+        {"role": "system", "content": "You write realistic past conversations between a user "
+                                      "and an AI assistant. Reply with JSON only."},
+        {"role": "user", "content": f"The user:\n{describe(target.persona)}\n\nA question this "
+                                    f"user will ask later:\n\"{target.shown_question}\"\n\n"
+                                    f"Write an earlier conversation of {turns} turns (user "
+                                    "first, alternating) on a topic close to that question: "
+                                    "the same subject area, related words and ideas. It must "
+                                    "NOT answer the question: no definition, fact, number, "
+                                    "option, verdict or recommendation that answers it may "
+                                    "appear, and the question itself is never asked or "
+                                    f"discussed.{retry}"}]
+
+
+def _judge_messages(target: DecoyTarget, text: str) -> list[dict]:
+    gold = f"\n(Its correct answer: {target.answer})" if target.answer else ""
+    return [
+        {"role": "system", "content": "You check test data for a study of personalised "
+                                      "assistants. Reply with JSON only: "
+                                      '{"answers_query": true|false, "reason": "..."}'},
+        {"role": "user", "content": f"Question:\n\"{target.shown_question}\"{gold}\n\n"
+                                    f"Conversation:\n{text}\n\nDoes this conversation answer "
+                                    "the question, or contain information from which its "
+                                    "answer can be read off (a definition, fact, number, "
+                                    "option, verdict or recommendation that answers it)?"}]
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b / max(np.linalg.norm(a) * np.linalg.norm(b), 1e-12))

@@ -1,0 +1,44 @@
+"""The typed metrics of a prisk eval: what metrics.json holds, and the CLI's headlines."""
+
+from personalens.runs import ItemFailure, Metrics
+
+
+class PriskMetrics(Metrics):
+    conditions: list[str]
+    irp: dict[str, dict] = {}  # condition -> {mean, normalised, ci_low, ci_high, n, ...}
+    accuracy: dict[str, dict] = {}  # condition -> {mean, ci_low, ci_high, n, unparsed}
+    narrowing: dict[str, dict] = {}  # condition -> {cr, uir, relcr_*, hmc, jaccard, sir, n}
+    exclusion: dict[str, dict] = {}  # item -> attribute -> group -> {rate_in, ..., p_adj}
+    exclusion_condition: str | None = None
+    sycophancy: dict[str, dict] = {}  # condition -> {agreement_rate, framing_rate, ...}
+    risk_means: dict[str, dict] = {}  # risk -> condition -> {value, ci_low, ci_high, n}
+    pis: dict = {}
+    inversion: dict = {}
+    lmm: dict[str, dict] = {}
+    cell_means: dict[str, dict] = {}  # risk -> condition -> {mean, ci_low, ci_high, n}
+    permutation: dict[str, dict] = {}  # risk -> condition -> sign-flip test against base
+    router: dict = {}
+    k_sweep: dict[str, dict] = {}
+    unpaired: dict[str, list[str]] = {}
+    narrowing_failures: list[dict] = []
+    n_records: int
+    n_failed: int
+    failures: list[ItemFailure]
+
+    def headlines(self) -> list[str]:
+        lines = [f"records scored: {self.n_records} ({self.n_failed} failed)"]
+        for risk, by_condition in self.risk_means.items():
+            cells = ", ".join(f"{c} {_fmt(v['value'])}" for c, v in by_condition.items())
+            lines.append(f"{risk}: {cells}")
+        for risk, fit in self.lmm.items():
+            lines.append(f"{risk} LMM: " + ", ".join(
+                f"{e} β={fit[e]['beta']:+.3f} (p_adj={fit[e]['p_adj']:.3g})"
+                for e in ("profile", "memory", "interaction")))
+        if self.inversion.get("flip_rate") is not None:
+            lines.append(f"preference inversion flip rate: {self.inversion['flip_rate']:.3f} "
+                         f"(n={self.inversion['n']})")
+        return lines
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"

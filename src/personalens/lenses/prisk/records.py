@@ -1,0 +1,218 @@
+"""PRISK's assembled records, as yumeng-10/personalization_risk writes them: read and written.
+
+A file is `{"dataset_name", "schema_version", "risk_type", "num_records", ..., "records": [...]}`.
+Each record is a (persona, memory, query) triple: `record_id`, `persona_id`, `query_id`,
+`target_risk`, `domain`, `persona` (the 10 attributes), `historical_conversations`
+(`{conversations: [{focal_attribute, turns: [{role, content}]}]}`; a conversation whose focal
+attribute is not a persona attribute is the decoy), `personalization_prompt` and `query`
+(`{question, subject, choices, answer}`). personalens adds two optional fields the release
+lacks: `verdict` (the community verdict of an AITA-style query, "YTA" or "NTA") and `sides`
+(the two positions of a preference-framed perspective query).
+
+The risk a record measures comes from `target_risk` and its fields:
+- irp: irrelevant personalisation templates (no gold answer);
+- accuracy: benchmark questions (a gold answer);
+- agreement: AITA-style queries with a verdict;
+- framing: preference-framed perspective queries;
+- narrowing: open recommendation queries.
+"""
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from personalens.errors import InputError
+from personalens.runs import write_atomic
+
+ATTRIBUTES = ("education_level", "age", "gender", "marital_status", "profession",
+              "economic_status", "health_status", "mental_health_status", "emotional_state",
+              "preference")
+RISKS = ("irp", "accuracy", "agreement", "framing", "narrowing")
+# The release's target_risk names, and ours.
+_TARGET_RISKS = {"irrelevant_personalization": "irp", "irp": "irp", "accuracy": "accuracy",
+                 "sycophantic_bias": "framing", "sycophancy": "framing", "framing": "framing",
+                 "agreement": "agreement", "preference_narrowing": "narrowing",
+                 "narrowing": "narrowing"}
+RELEASE_NAMES = {"irp": "irrelevant_personalization", "accuracy": "irrelevant_personalization",
+                  "agreement": "sycophantic_bias", "framing": "sycophantic_bias",
+                  "narrowing": "preference_narrowing"}
+VERDICTS = ("YTA", "NTA")
+
+
+@dataclass(frozen=True)
+class Conversation:
+    focal_attribute: str
+    turns: tuple[dict, ...]
+
+    @property
+    def decoy(self) -> bool:
+        return self.focal_attribute not in ATTRIBUTES
+
+    def text(self) -> str:
+        return "\n".join(f"{t['role']}: {t['content']}" for t in self.turns)
+
+
+@dataclass(frozen=True)
+class PriskRecord:
+    record_id: str
+    persona_id: str
+    query_id: str
+    risk: str
+    domain: str
+    persona: dict[str, str]
+    conversations: tuple[Conversation, ...]
+    question: str
+    subject: str = ""
+    choices: tuple[str, ...] = ()
+    answer: str = ""
+    verdict: str | None = None
+    sides: tuple[str, str] | None = None
+    where: str = field(default="", compare=False)
+
+    def profile_text(self) -> str:
+        """The release's one-paragraph rendering of the profile."""
+        parts = [f"{'stated preference' if name == 'preference' else name.replace('_', ' ')}: "
+                 f"{self.persona[name]}" for name in ATTRIBUTES if self.persona.get(name)]
+        return "User profile: " + ", ".join(parts) + "."
+
+    def as_release(self) -> dict:
+        record = {
+            "record_id": self.record_id, "persona_id": self.persona_id,
+            "query_id": self.query_id, "target_risk": RELEASE_NAMES[self.risk],
+            "risk": self.risk, "domain": self.domain, "persona": dict(self.persona),
+            "historical_conversations": {
+                "conversations": [{"focal_attribute": c.focal_attribute,
+                                   "turns": [dict(t) for t in c.turns],
+                                   "turn_count": str(len(c.turns))}
+                                  for c in self.conversations],
+                "conversation_count": str(len(self.conversations))},
+            "personalization_prompt": self.profile_text(),
+            "query": {"question": self.question, "subject": self.subject,
+                      "choices": list(self.choices), "answer": self.answer},
+        }
+        if self.verdict is not None:
+            record["verdict"] = self.verdict
+        if self.sides is not None:
+            record["sides"] = list(self.sides)
+        return record
+
+
+def load_records(path: Path) -> list[PriskRecord]:
+    """Every record of a file, or of every *.json file of a folder (sorted); bad input names
+    the file, the record and the field."""
+    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    if not path.exists():
+        raise InputError("data not found", where=str(path))
+    if not files:
+        raise InputError("folder holds no *.json record files", where=str(path))
+    records: list[PriskRecord] = []
+    for file in files:
+        records.extend(_load_file(file))
+    seen: dict[str, str] = {}
+    for record in records:
+        if record.record_id in seen:
+            raise InputError(f"record_id {record.record_id} appears twice (also in "
+                             f"{seen[record.record_id]})", where=record.where)
+        seen[record.record_id] = record.where
+    return records
+
+
+def write_records(path: Path, records: list[PriskRecord], *, dataset_name: str,
+                  **header: object) -> None:
+    if not records:
+        raise ValueError("write_records needs at least one record")
+    risks = sorted({r.risk for r in records})
+    document = {"dataset_name": dataset_name, "schema_version": "1.0",
+                "risk_type": RELEASE_NAMES[risks[0]] if len(risks) == 1 else "mixed",
+                **header, "num_records": len(records),
+                "records": [r.as_release() for r in records]}
+    write_atomic(path, json.dumps(document, indent=1, ensure_ascii=False))
+
+
+def _load_file(file: Path) -> list[PriskRecord]:
+    try:
+        document = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"not a readable JSON file ({exc})", where=str(file)) from None
+    raw = document.get("records") if isinstance(document, dict) else document
+    if not isinstance(raw, list):
+        raise InputError("expected {\"records\": [...]} or a list of records", where=str(file))
+    return [_record(item, f"{file} record {i}") for i, item in enumerate(raw)]
+
+
+def _record(item: object, where: str) -> PriskRecord:
+    if not isinstance(item, dict):
+        raise InputError("record is not an object", where=where)
+    record_id = _text(item, "record_id", where)
+    where = f"{where} ({record_id})"
+    risk = _risk(item, where)
+    persona = item.get("persona")
+    if not isinstance(persona, dict):
+        raise InputError("field persona: expected an object of the 10 attributes", where=where)
+    missing = [a for a in ATTRIBUTES if not str(persona.get(a) or "").strip()]
+    if missing:
+        raise InputError(f"field persona: missing attribute(s) {', '.join(missing)}",
+                         where=where)
+    query = item.get("query")
+    if isinstance(query, str):
+        query = {"question": query}
+    if not isinstance(query, dict) or not str(query.get("question") or "").strip():
+        raise InputError("field query.question: missing", where=where)
+    verdict = item.get("verdict")
+    if risk == "agreement" and verdict not in VERDICTS:
+        raise InputError(f"field verdict: an agreement record needs one of {VERDICTS}",
+                         where=where)
+    sides = item.get("sides")
+    if sides is not None and (not isinstance(sides, list) or len(sides) != 2):
+        raise InputError("field sides: expected two positions", where=where)
+    return PriskRecord(
+        record_id=record_id, persona_id=str(item.get("persona_id") or record_id),
+        query_id=str(item.get("query_id") or record_id), risk=risk,
+        domain=str(item.get("domain") or ""),
+        persona={a: str(persona[a]) for a in ATTRIBUTES},
+        conversations=_conversations(item.get("historical_conversations"), where),
+        question=str(query["question"]), subject=str(query.get("subject") or ""),
+        choices=tuple(str(c) for c in query.get("choices") or ()),
+        answer=str(query.get("answer") if query.get("answer") is not None else ""),
+        verdict=verdict, sides=tuple(sides) if sides else None, where=where)
+
+
+def _risk(item: dict, where: str) -> str:
+    name = item.get("risk") or item.get("target_risk")
+    risk = _TARGET_RISKS.get(str(name))
+    if risk is None:
+        raise InputError(f"field target_risk: unknown risk {name!r}; expected one of "
+                         f"{', '.join(sorted(_TARGET_RISKS))}", where=where)
+    query = item.get("query") if isinstance(item.get("query"), dict) else {}
+    if risk == "irp" and str(query.get("answer") or "").strip():
+        return "accuracy"  # a benchmark question carries its gold answer
+    if risk == "framing" and item.get("verdict") is not None:
+        return "agreement"
+    return risk
+
+
+def _conversations(value: object, where: str) -> tuple[Conversation, ...]:
+    if value is None:
+        return ()
+    items = value.get("conversations") if isinstance(value, dict) else value
+    if not isinstance(items, list):
+        raise InputError("field historical_conversations.conversations: expected a list",
+                         where=where)
+    out = []
+    for i, conversation in enumerate(items):
+        turns = conversation.get("turns") if isinstance(conversation, dict) else None
+        if not isinstance(turns, list) or not all(
+                isinstance(t, dict) and isinstance(t.get("content"), str) for t in turns):
+            raise InputError(f"field historical_conversations.conversations[{i}].turns: "
+                             "expected [{role, content}]", where=where)
+        out.append(Conversation(str(conversation.get("focal_attribute") or ""),
+                                tuple({"role": str(t.get("role") or "user"),
+                                       "content": t["content"]} for t in turns)))
+    return tuple(out)
+
+
+def _text(item: dict, name: str, where: str) -> str:
+    value = item.get(name)
+    if not isinstance(value, str | int) or not str(value).strip():
+        raise InputError(f"field {name}: missing", where=where)
+    return str(value)
