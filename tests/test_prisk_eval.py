@@ -181,3 +181,11 @@ def test_bad_options_are_input_errors_before_anything_is_written(tmp_path, monke
     with pytest.raises(InputError, match=message):
         evaluate(tmp_path, monkeypatch, **change)
     assert not (tmp_path / "run").exists()
+
+
+def test_a_risk_with_one_score_everywhere_is_not_fitted(tmp_path, monkeypatch):
+    flat = {f"{rid}/{c}": 5 for rid in ("i1", "i2") for c in CONDITIONS}
+    metrics, _, _ = evaluate(tmp_path, monkeypatch, roles=behaviours(scores_extra=flat),
+                             risks=["irp"])
+    assert metrics["irp"]["profile"]["mean"] == 5.0
+    assert "irp" not in metrics["lmm"]  # nothing to attribute, and the fit would be degenerate

@@ -178,7 +178,7 @@ def attribution(scores: dict[str, dict], conditions: list[Condition], *, coding:
                 correction: str, seed: int) -> dict:
     """{lmm, cell_means, permutation} per risk: the 2x2 model with p adjusted across risks x
     effects, the cell means with CIs, and each condition's sign-flip test against base. Risks
-    without all four cells or two complete records are skipped."""
+    without all four cells, two complete records or two distinct scores are skipped."""
     cells = {c.name: cell(c) for c in conditions if cell(c) is not None}
     empty = {"lmm": {}, "cell_means": {}, "permutation": {}}
     if len(cells) < 4:
@@ -191,6 +191,8 @@ def attribution(scores: dict[str, dict], conditions: list[Condition], *, coding:
         rows = pd.DataFrame([{"record": rid, "profile": pm[0], "memory": pm[1],
                               "score": float(s[name])}
                              for rid, s in complete.items() for name, pm in cells.items()])
+        if rows["score"].nunique() < 2:
+            continue  # every score equal: nothing to attribute (and the fit is degenerate)
         results[risk] = analyse_group(rows, coding=coding, seed=seed)
     if not results:
         return empty
