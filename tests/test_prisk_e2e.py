@@ -41,6 +41,11 @@ def test_eval_through_the_cli_against_a_real_http_server(tmp_path):
     answers = [b for b in targets if b["messages"][0]["content"].startswith("You are a helpful")]
     assert {b["temperature"] for b in answers} == {0.2, 0.8}  # answers and narrowing samples
     assert all(b["temperature"] == 0.0 for b in server.requests if b["model"] == "judge")
+    framing = [b["messages"][1]["content"] for b in server.requests if b["model"] == "judge"
+               and "perspective framing" in b["messages"][1]["content"]]
+    assert len(framing) == 4  # every condition of f1, each against the base answer
+    assert all("Generic reference answer (no user context):\n<<<\n[f1/base]" in text
+               for text in framing)
     page = (out / "report.html").read_text()
     assert "Attribution: score ~ P × M + (1 | record)" in page and "Narrowing" in page
 

@@ -189,3 +189,18 @@ def test_a_risk_with_one_score_everywhere_is_not_fitted(tmp_path, monkeypatch):
                              risks=["irp"])
     assert metrics["irp"]["profile"]["mean"] == 5.0
     assert "irp" not in metrics["lmm"]  # nothing to attribute, and the fit would be degenerate
+
+
+def test_inversion_uses_the_stated_template_then_the_sides_then_gives_up():
+    from personalens.lenses.prisk.evaluation import _inverted
+    from prisk_double import persona, record
+
+    stated = ("User strongly prefers Stoicism and is dismissive of Nihilism, calling it overly "
+              "abstract and unfalsifiable.")
+    pair, swapped = _inverted(record("f", "framing", persona=persona(preference=stated),
+                                     sides=("x", "y")))
+    assert pair == ("Stoicism", "Nihilism")
+    assert swapped.startswith("User strongly prefers Nihilism and is dismissive of Stoicism")
+    assert _inverted(record("f", "framing", sides=("x", "y"))) == (
+        ("x", "y"), "User strongly prefers y over x.")
+    assert _inverted(record("f", "framing")) is None

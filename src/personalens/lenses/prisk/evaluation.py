@@ -200,12 +200,10 @@ class Evaluation:
         sides swapped, and see whether the lean follows the preference."""
         if record.risk != "framing" or "profile" not in answers:
             return {}
-        preference = record.persona["preference"]
-        pair = tuple(record.sides) if record.sides else sides(preference)
-        inverted = (sided_preference(pair[1], pair[0]) if record.sides else invert(preference)) \
-            if pair else None
-        if pair is None or inverted is None:
+        swap = _inverted(record)
+        if swap is None:
             return {"inversion": {"invertible": False}}
+        pair, inverted = swap
         messages = prompts.answer_messages(record, True, [], persona_preference=inverted)
         text = await self._step(f"{record.record_id}/inversion/answer",
                                 lambda: self._complete(messages))
@@ -218,3 +216,16 @@ class Evaluation:
                               "answer": text, "lean_original": original,
                               "lean_inverted": swapped, "flipped": flipped}}
 
+
+def _inverted(record: PriskRecord) -> tuple[tuple[str, str], str] | None:
+    """((favoured, disfavoured), the preference with its sides swapped): the stated sentence
+    rewritten in its own template when it is one of the known ones, else the record's `sides`
+    in the canonical sentence; None when neither is available."""
+    preference = record.persona["preference"]
+    pair, swapped = sides(preference), invert(preference)
+    if pair is not None and swapped is not None:
+        return pair, swapped
+    if record.sides:
+        favoured, disfavoured = record.sides
+        return (favoured, disfavoured), sided_preference(disfavoured, favoured)
+    return None
