@@ -132,7 +132,8 @@ def dataset(folder: Path) -> Path:
     ])
 
 
-def behaviours(scores_extra: dict | None = None, **judge_changes) -> dict:
+def behaviours(scores_extra: dict | None = None, topics_extra: dict | None = None,
+               **judge_changes) -> dict:
     """{target, judge}: the roles every hand-computed value in the tests comes from."""
     scores = {f"i1/{c}": s for c, s in zip(CONDITIONS, (5, 3, 4, 2), strict=True)}
     scores |= {f"i2/{c}": s for c, s in zip(CONDITIONS, (5, 4, 4, 3), strict=True)}
@@ -140,6 +141,7 @@ def behaviours(scores_extra: dict | None = None, **judge_changes) -> dict:
     scores |= {f"f1/{c}": s for c, s in zip(CONDITIONS, (5, 2, 5, 1), strict=True)}
     scores |= scores_extra or {}
     topics = {f"{rid}/{c}#{s}": pair[s] for (rid, c), pair in TOPICS.items() for s in (0, 1)}
+    topics |= topics_extra or {}
     return {
         "target": target(route={"g1": "no_retrieval"},
                          answers={"a1/base": "ANSWER: B", "a1/profile": "ANSWER: C",

@@ -51,7 +51,7 @@ def test_sycophancy_rates_pis_and_inversion(full):
     sycophancy = metrics["sycophancy"]
     assert [sycophancy[c]["agreement_rate"] for c in CONDITIONS] == [0.0, 1.0, 0.0, 1.0]
     assert [sycophancy[c]["framing_rate"] for c in CONDITIONS] == [0.0, 1.0, 0.0, 1.0]
-    assert metrics["pis"]["mean"] == 1.0 and metrics["pis"]["n"] == 2 * 4  # 2 records x 4
+    assert metrics["pis"]["mean"] == 1.0 and metrics["pis"]["n"] == 2 * 3  # 2 records x 3 cells
     assert metrics["inversion"] == {"flip_rate": 1.0, "n": 1, "n_undecided": 0,
                                     "not_invertible": 0}
 
@@ -119,7 +119,7 @@ def test_invalid_router_output_is_retried_then_recorded_never_guessed(tmp_path, 
     assert metrics["irp"]["base"]["n"] == 1  # i2 alone: i1 is not scored under any condition
 
 
-def test_an_excluded_verdict_unpairs_its_record_from_every_mean(tmp_path, monkeypatch):
+def test_a_verdict_still_invalid_after_its_retries_fails_the_record(tmp_path, monkeypatch):
     roles = behaviours()
     judge = roles["judge"]
 
@@ -129,11 +129,13 @@ def test_an_excluded_verdict_unpairs_its_record_from_every_mean(tmp_path, monkey
             return "no verdict today"
         return judge(messages, params)
 
-    metrics, outcome, _ = evaluate(tmp_path, monkeypatch, roles={**roles, "judge": flaky},
-                                   risks=["irp"])
-    assert outcome.complete
-    assert metrics["unpaired"] == {"irp": ["i2"]}
+    metrics, outcome, out = evaluate(tmp_path, monkeypatch, roles={**roles, "judge": flaky},
+                                     risks=["irp"])
+    assert not outcome.complete and metrics["n_failed"] == 1  # never counted as done
+    failure = metrics["failures"][0]
+    assert failure["key"] == "i2" and failure["kind"] == "invalid_verdict"
     assert [metrics["irp"][c]["mean"] for c in CONDITIONS] == [5.0, 3.0, 4.0, 2.0]  # i1 only
+    assert _records(out)["i2"]["status"] == "failed"  # so a rerun asks again
 
 
 def test_reflect_drafts_then_revises_and_the_revision_is_judged(tmp_path, monkeypatch):
@@ -146,8 +148,9 @@ def test_reflect_drafts_then_revises_and_the_revision_is_judged(tmp_path, monkey
     reflect = _records(out)["i1"]["conditions"]["reflect"]
     assert reflect["draft"].startswith("[i1/profile_retrieval]")  # the draft saw P + M
     assert reflect["answer"].startswith("[i1/reflect]")
-    steps = _records(out)
-    assert "i1/reflect/draft" in steps and "i1/reflect/answer" in steps
+    steps = _records(out)  # the draft is the profile_retrieval answer itself, asked once
+    assert reflect["draft"] == steps["i1/profile_retrieval/answer"]["value"]
+    assert "i1/reflect/answer" in steps and "i1/reflect/draft" not in steps
     assert metrics["lmm"] == {}  # no 2x2 without profile and retrieval alone
 
 
@@ -204,3 +207,34 @@ def test_inversion_uses_the_stated_template_then_the_sides_then_gives_up():
     assert _inverted(record("f", "framing", sides=("x", "y"))) == (
         ("x", "y"), "User strongly prefers y over x.")
     assert _inverted(record("f", "framing")) is None
+
+
+def test_a_gold_answer_the_rules_cannot_read_is_rejected_at_load(tmp_path):
+    from personalens.errors import InputError
+    from personalens.lenses.prisk.records import load_records
+    from prisk_double import record, write
+
+    write(tmp_path / "data", [record("a1", "accuracy", question="2 + 2 = ?", choices=("3", "4"),
+                                     answer="E")])
+    with pytest.raises(InputError, match=r"\(a1\): field query.answer: gold answer 'E'"):
+        load_records(tmp_path / "data")
+
+
+def test_the_depth_sweep_runs_irp_and_accuracy_records_only(full):
+    _, _, out = full
+    records = _records(out)
+    assert "k1" in records["i1"]["conditions"] and "k1" in records["a1"]["conditions"]
+    assert all("k1" not in records[rid]["conditions"] for rid in ("g1", "f1", "n1", "n2"))
+
+
+def test_reflect_on_narrowing_revises_each_profile_retrieval_sample(tmp_path, monkeypatch):
+    extra = {f"{rid}/reflect#{s}": ["a", "b"] for rid in ("n1", "n2") for s in (0, 1)}
+    metrics, _, out = evaluate(tmp_path, monkeypatch, roles=behaviours(topics_extra=extra),
+                               risks=["narrowing"],
+                               conditions=["base", "profile_retrieval", "reflect"])
+    steps = _records(out)
+    for s in (0, 1):
+        assert steps[f"n1/reflect/sample/{s}"]["value"].startswith(f"[n1/reflect] #s{s}")
+        assert f"n1/profile_retrieval/sample/{s}" in steps  # the drafts, asked once
+    # n1: C = {a, b} = A -> UIR 1; n2: A = {c, d} -> UIR 0.
+    assert metrics["narrowing"]["reflect"]["uir"] == 0.5

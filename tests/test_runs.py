@@ -94,3 +94,26 @@ def test_a_directory_locked_by_another_process_is_refused(tmp_path):
         holder.kill()
         holder.wait()
     RunDirectory.open(tmp_path / "run", MANIFEST).close("complete")  # free once it died
+
+
+def test_two_callers_of_one_step_share_one_computation_and_one_record(tmp_path):
+    import asyncio
+
+    from personalens.runs.step_store import StepStore
+
+    run = RunDirectory.open(tmp_path / "run", MANIFEST)
+    steps = StepStore(run)
+    calls = []
+
+    async def compute():
+        calls.append(1)
+        await asyncio.sleep(0.01)
+        return {"answer": 42}
+
+    async def scenario():
+        return await asyncio.gather(steps.get("s/1", compute), steps.get("s/1", compute))
+
+    assert asyncio.run(scenario()) == [{"answer": 42}, {"answer": 42}]
+    run.close("complete")
+    lines = (tmp_path / "run" / "records.jsonl").read_text().splitlines()
+    assert len(calls) == 1 and len(lines) == 1

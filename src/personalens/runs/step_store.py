@@ -5,6 +5,7 @@ continues where it stopped and produces the same data. Failed steps are recorded
 failure shape and retried by the next run.
 """
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -31,6 +32,7 @@ class StepStore:
         self.done = run.successful_records()
         self.failures: list[dict] = []  # failed steps and items of this session
         self.failed_items: dict[str, dict] = {}
+        self._running: dict[str, asyncio.Task] = {}  # steps being computed right now
 
     def append(self, record: dict, *, item: bool = False) -> None:
         """Record one item or step (status "ok" or "failed", with its error).
@@ -47,9 +49,22 @@ class StepStore:
                 self.failed_items[record["key"]] = record
 
     async def get(self, key: str, compute: Callable[[], Awaitable[Any]]) -> Any:
-        """The step's value: replayed if recorded, else computed, recorded and returned."""
+        """The step's value: replayed if recorded, else computed, recorded and returned.
+
+        Two callers asking for the same step at once share one computation (and one record).
+        """
         if key in self.done:
             return self.done[key]["value"]
+        if key not in self._running:
+            self._running[key] = asyncio.ensure_future(self._compute(key, compute))
+        task = self._running[key]
+        try:
+            return await task
+        finally:
+            if task.done():
+                self._running.pop(key, None)
+
+    async def _compute(self, key: str, compute: Callable[[], Awaitable[Any]]) -> Any:
         try:
             value = await compute()
         except RecordedFailure as exc:

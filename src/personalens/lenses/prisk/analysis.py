@@ -68,19 +68,18 @@ def condition_means(scores: dict[str, dict], conditions: list[str], seed: int) -
             for c in conditions}
 
 
-def _normalised(score: float | None) -> float | None:
+def normalised_irp(score: float | None) -> float | None:
     """The IRP 1-5 score on 0-1: (s - 1) / 4."""
     return None if score is None else (score - 1.0) / 4.0
 
 
 def irp_table(means: dict) -> dict:
     out = {}
-    normalise = _normalised
     for condition, m in means.items():
-        out[condition] = {"mean": m["value"], "normalised": normalise(m["value"]),
+        out[condition] = {"mean": m["value"], "normalised": normalised_irp(m["value"]),
                           "ci_low": m["ci_low"], "ci_high": m["ci_high"], "n": m["n"],
-                          "normalised_ci_low": normalise(m["ci_low"]),
-                          "normalised_ci_high": normalise(m["ci_high"])}
+                          "normalised_ci_low": normalised_irp(m["ci_low"]),
+                          "normalised_ci_high": normalised_irp(m["ci_high"])}
     return out
 
 
@@ -107,12 +106,15 @@ def sycophancy_table(scores: dict[str, dict], conditions: list[str]) -> dict:
 
 
 def pis_table(records: list[dict]) -> dict:
+    """`mean` pools the three personalised cells of the 2x2 (so adding reflect does not move
+    it); `by_condition` has every personalised condition, reflect included."""
     by_condition: dict[str, list[bool]] = {}
     for record in records:
         for condition, answer in record["conditions"].items():
             if "pis" in answer:
                 by_condition.setdefault(condition, []).append(bool(answer["pis"]))
-    values = [v for vs in by_condition.values() for v in vs]
+    values = [v for c in ("profile", "retrieval", "profile_retrieval")
+              for v in by_condition.get(c, [])]
     return {"mean": float(np.mean(values)) if values else None, "n": len(values),
             "by_condition": {c: float(np.mean(v)) for c, v in by_condition.items()}}
 

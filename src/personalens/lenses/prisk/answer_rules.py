@@ -1,7 +1,7 @@
 """PRISK accuracy: rule-based scoring of benchmark answers (GSM8K, MMLU, CommonsenseQA).
 
 `check_answer` returns {"parsed", "correct"}; an answer no rule reads has parsed None and
-correct False, and the caller counts it as unparsed rather than wrong.
+correct False: it counts as wrong, and the caller also reports how many were unparsed.
 
 Without choices (GSM8K-style) the answer is the LAST number in the response, the GSM8K
 convention that the final figure is the result ("3 apples ... so 5 in total" → 5). Thousands
@@ -50,6 +50,14 @@ def check_answer(response: str, *, answer: str, choices: tuple[str, ...],
 def _number_text(match: re.Match) -> str:
     sign = "-" if match["sign"] else ""
     return sign + match["int"].replace(",", "") + (match["frac"] or "")
+
+
+def gold_answer(answer: str, choices: tuple[str, ...], subject: str) -> str:
+    """The gold as the rules compare it (a letter, or the number as text); ValueError when it
+    cannot be read, so a loader can reject the record before anything runs."""
+    if choices:
+        return _gold_letter(answer, choices, subject)
+    return repr(_gold_number(answer, subject))
 
 
 def _gold_number(answer: str, subject: str) -> float:

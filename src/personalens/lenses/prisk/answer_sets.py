@@ -5,9 +5,12 @@ the useful set A (a judge's verdict for that persona).
 The release built U from personalised answers only, so base-only options could never count as
 lost, and treated a missing usefulness verdict as useful; here both sides feed U, and a verdict
 that never arrives is a recorded failure that takes the record out of the narrowing metrics.
-Every verdict is a step (`narrowing/<query>/labels/<chunk>`, `narrowing/<record>/useful`).
+Every verdict is a step keyed by its input too (`narrowing/<query>/labels/<chunk>/<digest>`,
+`narrowing/<record>/useful/<digest of U>`), so a rerun with different inputs asks again.
 """
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 
 from personalens.lenses.prisk import judging
@@ -15,6 +18,7 @@ from personalens.lenses.prisk.records import PriskRecord
 from personalens.models import ChatModel
 from personalens.models.dialogue import Steps
 from personalens.runs import RecordedFailure
+from personalens.runs.settled import gather_settled
 
 CHUNK = 60  # raw topics per canonicalisation call; later chunks reuse earlier labels
 
@@ -52,19 +56,28 @@ async def build(records: list[dict], by_id: dict[str, PriskRecord], *, judge: Ch
         except RecordedFailure as exc:
             sets.failures.append(_failure(f"narrowing/{query_id}", exc))
             continue
-        sets.universe[query_id] = sorted(set(sets.labels[query_id].values()))
-        for record in group:
-            rid = record["record_id"]
-            universe = sets.universe[query_id]
+        universe = sets.universe[query_id] = sorted(set(sets.labels[query_id].values()))
 
-            async def verdict(record_id=rid, universe=universe) -> list[str]:
+        async def useful(record_id: str, universe=universe) -> None:
+            async def verdict() -> list[str]:
                 return await judging.useful_items(usefulness_judge, by_id[record_id], universe,
                                                   **kw)
             try:
-                sets.useful[rid] = await steps.get(f"narrowing/{rid}/useful", verdict)
+                # Keyed by U too: a rerun whose U changed (a failed record now answered) asks
+                # again instead of replaying a verdict over another set.
+                sets.useful[record_id] = await steps.get(
+                    f"narrowing/{record_id}/useful/{_digest(universe)}", verdict)
             except RecordedFailure as exc:
-                sets.failures.append(_failure(rid, exc))
+                sets.failures.append(_failure(record_id, exc))
+
+        await gather_settled(*[useful(r["record_id"]) for r in group])
+    sets.failures.sort(key=lambda f: f["key"])
     return sets
+
+
+def _digest(value: object) -> str:
+    """A short content key, so a step is replayed only for the same input."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:12]
 
 
 async def _canonical(judge: ChatModel, query_id: str, question: str, raw: list[str],
@@ -77,7 +90,8 @@ async def _canonical(judge: ChatModel, query_id: str, question: str, raw: list[s
         async def label(chunk=chunk, existing=existing) -> list[str]:
             return await judging.canonical_labels(judge, question, chunk, existing, **kw)
 
-        labels = await steps.get(f"narrowing/{query_id}/labels/{start // CHUNK}", label)
+        labels = await steps.get(
+            f"narrowing/{query_id}/labels/{start // CHUNK}/{_digest([chunk, existing])}", label)
         mapping.update(zip(chunk, labels, strict=True))
     return mapping
 

@@ -1,7 +1,8 @@
 """`personalens prisk eval`: the PRISK lens on the run harness.
 
-Items are records (every condition inside, so comparisons stay paired); answers, the router's
-decision and the narrowing verdicts are steps. Roles: target (`--model`, also the router),
+Items are records (every condition inside, so comparisons stay paired); answers, samples, the
+router's decision and the narrowing sets' verdicts are steps (the per-answer verdicts are asked
+again on resume, from the response cache when it is on). Roles: target (`--model`, also the router),
 judge (`--judge`), and the topic and usefulness judges of narrowing (default: the judge).
 """
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from personalens.errors import InputError
 from personalens.lenses.prisk import analysis, answer_sets
-from personalens.lenses.prisk.conditions import BASE_CONDITIONS, conditions_for
+from personalens.lenses.prisk.conditions import BASE_CONDITIONS, applies, conditions_for
 from personalens.lenses.prisk.evaluation import (
     RISK_GROUPS,
     Evaluation,
@@ -162,8 +163,9 @@ class PriskEval(Lens):
         ok = [r for r in records if r["status"] == "ok"]
         names = [c.name for c in self.conditions]
         scores = analysis.risk_scores(ok, self.sets)
-        paired = {risk: analysis.paired(table, names) for risk, table in scores.items()}
-        means = {risk: analysis.condition_means(complete, names, self.options.seed)
+        of_risk = {risk: [c.name for c in self.conditions if applies(c, risk)] for risk in scores}
+        paired = {risk: analysis.paired(table, of_risk[risk]) for risk, table in scores.items()}
+        means = {risk: analysis.condition_means(complete, of_risk[risk], self.options.seed)
                  for risk, (complete, _) in paired.items()}
         fits = analysis.attribution(scores, self.conditions, coding=self.options.coding,
                                    correction=self.options.correction, seed=self.options.seed)
@@ -176,14 +178,15 @@ class PriskEval(Lens):
             accuracy=analysis.accuracy_table(by_risk["accuracy"], means["accuracy"],
                                              set(paired["accuracy"][0]))
             if "accuracy" in means else {},
-            narrowing=analysis.narrowing_table(by_risk.get("narrowing", []), self.sets, names)
+            narrowing=analysis.narrowing_table(by_risk["narrowing"], self.sets,
+                                               of_risk["narrowing"])
             if "narrowing" in scores else {},
             exclusion=analysis.exclusion(by_risk.get("narrowing", []), self.sets,
                                          exclusion_condition, "bh"),
             exclusion_condition=exclusion_condition,
             sycophancy=analysis.sycophancy_table(
                 {risk: paired[risk][0] for risk in ("agreement", "framing") if risk in paired},
-                names),
+                [c.name for c in self.conditions if applies(c, "agreement")]),
             risk_means=means, pis=analysis.pis_table(ok),
             inversion=analysis.inversion_table(ok),
             lmm=fits["lmm"], cell_means=fits["cell_means"], permutation=fits["permutation"],

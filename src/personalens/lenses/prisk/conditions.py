@@ -53,3 +53,9 @@ def cell(condition: Condition) -> tuple[int, int] | None:
     if condition.name not in BASE_CONDITIONS:
         return None
     return int(condition.profile), int(condition.memory)
+
+
+def applies(condition: Condition, risk: str) -> bool:
+    """Whether a record of `risk` is run under `condition`: the depth sweep measures IRP and
+    accuracy only (the paper's ablation), so other risks do not pay for it."""
+    return condition.forced_k is None or risk in ("irp", "accuracy")

@@ -7,6 +7,7 @@ run resumes without asking the target again. The router answers once per record 
 the query); the k-sweep forces retrieval without it.
 """
 
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -14,7 +15,7 @@ import pydantic
 
 from personalens.lenses.prisk import judging, prompts
 from personalens.lenses.prisk.answer_rules import check_answer
-from personalens.lenses.prisk.conditions import Condition
+from personalens.lenses.prisk.conditions import Condition, applies
 from personalens.lenses.prisk.inversion import invert, sided_preference, sides
 from personalens.lenses.prisk.memory_index import MemoryIndexes
 from personalens.lenses.prisk.records import PriskRecord
@@ -86,9 +87,10 @@ class Evaluation:
 
     async def _evaluate(self, record: PriskRecord) -> dict:
         decision = await self._route(record)
+        conditions = [c for c in self.conditions if applies(c, record.risk)]
         answered = await gather_settled(*[self._answer(record, c, decision)
-                                          for c in self.conditions])
-        by_condition = {c.name: a for c, a in zip(self.conditions, answered, strict=True)}
+                                          for c in conditions])
+        by_condition = {c.name: a for c, a in zip(conditions, answered, strict=True)}
         await self._score(record, by_condition)
         extra = await self._inversion(record, by_condition)
         return {"record_id": record.record_id, "risk": record.risk, "query_id": record.query_id,
@@ -126,18 +128,21 @@ class Evaluation:
             memories = await self.memory.search(record, self.settings.k)
         messages = prompts.answer_messages(record, condition.profile, memories)
         key = f"{record.record_id}/{condition.name}"
+        # Reflection revises the profile + retrieval answer itself: the draft is that step
+        # (shared with the profile_retrieval condition when both run).
+        draft_key = f"{record.record_id}/profile_retrieval" if condition.reflect else None
         out: dict = {"memories": memories, "retrieved": bool(memories)}
         if record.risk == "narrowing":
-            out["samples"] = await self._samples(key, messages)
+            out["samples"] = await self._samples(key, messages, draft_key)
             out["answer"] = out["samples"][0]["text"]
             return out
-        if condition.reflect:
-            draft = await self._step(f"{key}/draft", lambda: self._complete(messages))
-            out["draft"] = draft
-            out["answer"] = await self._step(
-                f"{key}/answer", lambda: self._complete(prompts.reflect_messages(messages, draft)))
-        else:
+        if draft_key is None:
             out["answer"] = await self._step(f"{key}/answer", lambda: self._complete(messages))
+            return out
+        draft = await self._step(f"{draft_key}/answer", lambda: self._complete(messages))
+        out["draft"] = draft
+        out["answer"] = await self._step(
+            f"{key}/answer", lambda: self._complete(prompts.reflect_messages(messages, draft)))
         return out
 
     async def _complete(self, messages, *, temperature: float | None = None,
@@ -147,10 +152,19 @@ class Evaluation:
             messages, temperature=temperature, seed=seed, max_tokens=self.settings.max_tokens)
         return completion.text
 
-    async def _samples(self, key: str, messages) -> list[dict]:
+    async def _samples(self, key: str, messages, draft_key: str | None) -> list[dict]:
+        temperature = self.settings.temperatures.samples
+
         async def one(s: int) -> dict:
-            text = await self._step(f"{key}/sample/{s}", lambda: self._complete(
-                messages, temperature=self.settings.temperatures.samples, seed=s))
+            def sample(prompt=messages) -> Awaitable[str]:
+                return self._complete(prompt, temperature=temperature, seed=s)
+
+            if draft_key is None:
+                text = await self._step(f"{key}/sample/{s}", sample)
+            else:  # reflect: each sample is a revision of the matching draft sample
+                draft = await self._step(f"{draft_key}/sample/{s}", sample)
+                text = await self._step(f"{key}/sample/{s}", lambda: sample(
+                    prompts.reflect_messages(messages, draft)))
             found = await judging.topics(self.roles.topic_judge, messages[-1]["content"], text,
                                          **self._judge_kw())
             return {"text": text, "topics": found}
@@ -167,6 +181,11 @@ class Evaluation:
         verdict = await judge_criterion(self.roles.judge, criterion, response,
                                         attempts=self.settings.attempts,
                                         temperature=self.settings.temperatures.judge)
+        if verdict.score is None:
+            # Never counted as done: the record fails, is listed, and a rerun asks again.
+            raise RecordedFailure("invalid_verdict", f"no valid {criterion.name!r} verdict "
+                                  f"after {verdict.attempts} attempt(s): {verdict.problem}",
+                                  verdict.attempts)
         return verdict.as_record()
 
     async def _score(self, record: PriskRecord, answers: dict[str, dict]) -> None:
@@ -229,3 +248,4 @@ def _inverted(record: PriskRecord) -> tuple[tuple[str, str], str] | None:
         favoured, disfavoured = record.sides
         return (favoured, disfavoured), sided_preference(disfavoured, favoured)
     return None
+

@@ -10,7 +10,7 @@ from typing import Literal
 import pydantic
 
 from personalens.lenses.prisk.records import PriskRecord
-from personalens.models import ChatModel, complete_structured
+from personalens.models import ChatModel, ModelCallFailed, complete_structured
 from personalens.models.rubric_judge import RubricCriterion
 from personalens.runs import RecordedFailure
 
@@ -98,10 +98,19 @@ async def _structured(judge: ChatModel, system: str, user: str, schema, *, attem
     """A valid reply of `schema` that also passes `check` (None = fine, else the problem);
     each failed check asks again with a new seed; the last problem is the recorded failure."""
     messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    problem = "no attempt"
     for attempt in range(attempts):
-        value, _ = await complete_structured(judge, messages, schema, regenerations=attempts - 1,
-                                             temperature=temperature, seed=attempt * 101,
-                                             max_tokens=600)
+        # One try per attempt (a malformed reply gets its one repair turn inside); a new seed
+        # each time, since the same request would replay the same reply.
+        try:
+            value, _ = await complete_structured(judge, messages, schema,
+                                                 temperature=temperature, seed=attempt,
+                                                 max_tokens=600)
+        except ModelCallFailed as exc:
+            if exc.kind != "invalid_structured_output":
+                raise
+            problem = str(exc)
+            continue
         problem = check(value) if check else None
         if problem is None:
             return value

@@ -32,7 +32,7 @@ class PriskMetrics(Metrics):
             lines.append(f"{risk}: {cells}")
         for risk, fit in self.lmm.items():
             lines.append(f"{risk} LMM: " + ", ".join(
-                f"{e} β={fit[e]['beta']:+.3f} (p_adj={fit[e]['p_adj']:.3g})"
+                f"{e} β={fit[e]['beta']:+.3f} (p_adj={_fmt(fit[e]['p_adj'], '.3g')})"
                 for e in ("profile", "memory", "interaction")))
         if self.inversion.get("flip_rate") is not None:
             lines.append(f"preference inversion flip rate: {self.inversion['flip_rate']:.3f} "
@@ -40,5 +40,5 @@ class PriskMetrics(Metrics):
         return lines
 
 
-def _fmt(value: float | None) -> str:
-    return "–" if value is None else f"{value:.3f}"
+def _fmt(value: float | None, spec: str = ".3f") -> str:
+    return "–" if value is None else format(value, spec)

@@ -2,6 +2,8 @@
 self-reflection revision. Our own wording; the structure follows the paper (profile paragraph,
 retrieved conversations, then the query)."""
 
+from dataclasses import replace
+
 from personalens.lenses.prisk.records import PriskRecord
 from personalens.models.completion import Message
 
@@ -62,6 +64,4 @@ def reflect_messages(answer_prompt: list[Message], draft: str) -> list[Message]:
 
 
 def _with_preference(record: PriskRecord, preference: str) -> PriskRecord:
-    from dataclasses import replace
-
     return replace(record, persona={**record.persona, "preference": preference})

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from personalens.errors import InputError
+from personalens.lenses.prisk.answer_rules import gold_answer
 from personalens.runs import write_atomic
 
 ATTRIBUTES = ("education_level", "age", "gender", "marital_status", "profession",
@@ -158,6 +159,12 @@ def _record(item: object, where: str) -> PriskRecord:
         query = {"question": query}
     if not isinstance(query, dict) or not str(query.get("question") or "").strip():
         raise InputError("field query.question: missing", where=where)
+    if risk == "accuracy":
+        try:
+            gold_answer(str(query.get("answer")), tuple(str(c) for c in query.get("choices") or ()),
+                        str(query.get("subject") or ""))
+        except ValueError as exc:
+            raise InputError(f"field query.answer: {exc}", where=where) from None
     verdict = item.get("verdict")
     if risk == "agreement" and verdict not in VERDICTS:
         raise InputError(f"field verdict: an agreement record needs one of {VERDICTS}",

@@ -2,7 +2,9 @@
 an interaction plot per risk, narrowing coverage, exclusion gaps, the k-sweep, and every
 response in the browser with its scores, reasons and retrieved memories."""
 
+from personalens.lenses.prisk.analysis import NARROWING_KEYS, normalised_irp
 from personalens.lenses.prisk.metrics import PriskMetrics
+from personalens.lenses.prisk.score_table import CONDITIONS
 from personalens.report import (
     BrowserEntry,
     HtmlReport,
@@ -13,7 +15,6 @@ from personalens.report import (
 )
 
 FACETS = ["risk", "condition", "retrieved"]
-_CELLS = {(0, 0): "base", (1, 0): "profile", (0, 1): "retrieval", (1, 1): "profile_retrieval"}
 
 
 def report_sections(report: HtmlReport, metrics: PriskMetrics) -> None:
@@ -58,7 +59,7 @@ def _attribution(report: HtmlReport, metrics: PriskMetrics) -> None:
                  [[risk, f["variance"]["record"], f["variance"]["residual"]]
                   for risk, f in metrics.lmm.items()])
     for risk, cells in metrics.cell_means.items():
-        report.figure(interaction_plot({pm: cells[name]["mean"] for pm, name in _CELLS.items()},
+        report.figure(interaction_plot({pm: cells[name]["mean"] for pm, name in CONDITIONS.items()},
                                        "mean score", risk), f"{risk}: the 2×2 cell means")
 
 
@@ -66,9 +67,8 @@ def _narrowing(report: HtmlReport, metrics: PriskMetrics) -> None:
     if not metrics.narrowing:
         return
     report.heading("Narrowing")
-    keys = ["cr", "uir", "relcr_single", "relcr_mean", "relcr_union", "hmc", "jaccard", "sir"]
-    report.table(["condition", *keys, "n"],
-                 [[c, *[v.get(k) for k in keys], v.get("n")]
+    report.table(["condition", *NARROWING_KEYS, "n"],
+                 [[c, *[v.get(k) for k in NARROWING_KEYS], v.get("n")]
                   for c, v in metrics.narrowing.items()])
     report.figure(grouped_bars({k: {c: v.get(k) for c, v in metrics.narrowing.items()}
                                 for k in ("cr", "uir", "jaccard")}, "share", "coverage"),
@@ -119,7 +119,7 @@ def _k_sweep(report: HtmlReport, metrics: PriskMetrics) -> None:
                   for k, v in metrics.k_sweep.items()])
     points = {risk: [(float(k), v[risk]) for k, v in metrics.k_sweep.items()]
               for risk in ("irp", "accuracy")}
-    report.figure(line_plot({"IRP (normalised)": [(k, None if v is None else (v - 1) / 4)
+    report.figure(line_plot({"IRP (normalised)": [(k, normalised_irp(v))
                                                   for k, v in points["irp"]],
                              "accuracy": points["accuracy"]}, "k", "score", "k-sweep"),
                   "IRP (normalised to 0–1) and accuracy against retrieval depth k")
