@@ -73,6 +73,8 @@ def test_without_a_risk_column_the_group_is_score(tmp_path):
                                                              "or 1 (got 2)"),
     (lambda f: f.assign(score=f["score"].astype(object).where(f.index != 4, "high")),
      "row 6: column score must be a number (got high)"),
+    (lambda f: f.assign(risk=f["risk"].astype(object).where(f.index != 2, None)),
+     "row 4: column risk is empty"),
 ])
 def test_bad_tables_are_one_line_exit_2_and_write_nothing(tmp_path, change, message):
     frame = _table(tmp_path / "s.csv", risks=("irp",), records=3)

@@ -46,6 +46,12 @@ def read_scores(path: Path) -> pd.DataFrame:
         table["risk"] = "score"
     if "model" not in table.columns:
         table["model"] = ""
+    for column in ("risk", "model"):
+        # A blank cell would silently leave its row out of every group.
+        blank = table[column].isna()
+        if blank.any():
+            raise InputError(f"column {column} is empty (name the {column} of every row)",
+                             where=f"{where} row {int(blank.idxmax()) + 2}")
     return table
 
 
