@@ -27,6 +27,7 @@ from personalens.lenses.prefdisco.persona_source import (
 from personalens.lenses.prefdisco.preference_builder import build_record
 from personalens.lenses.prefdisco.problems import Problem, ProblemShapeError, normalise
 from personalens.models import ModelSettings
+from personalens.population.profile_reader import profile_files
 from personalens.report.run_page import run_page
 from personalens.retrieval import DenseRetriever
 from personalens.retrieval.dense import BUNDLED_MINILM
@@ -156,7 +157,7 @@ class PrefdiscoBuild(Lens):
         files = [f.resolve() for f in self.options.problems or [SHIPPED_PROBLEMS]]
         if self.options.population:
             root = self.options.population.resolve()
-            files += sorted(root.glob("ground_truth/*/profiles.json"))
+            files += profile_files(root)
         digest = hashlib.sha256("".join(fingerprint([f], f.parent) for f in files).encode())
         return RunIdentity(config=self.options.config(), dataset_hash=digest.hexdigest(),
                            seeds={"pairing": self.options.seed},

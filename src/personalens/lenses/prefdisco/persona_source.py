@@ -14,9 +14,8 @@ from pathlib import Path
 import numpy as np
 import pydantic
 
-from personalens.errors import InputError
-from personalens.input_files import read_json
 from personalens.models import ChatModel, complete_structured
+from personalens.population.profile_reader import read_profiles
 
 BIG_FIVE = ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism")
 # What a score means in behaviour, low (1-2) / middle (3) / high (4-5); IPIP-style wording.
@@ -62,22 +61,7 @@ def from_profile(person_id: str, name: str, persona_text: str, attributes: dict)
 
 
 def personas_from_population(root: Path) -> list[dict]:
-    files = sorted(root.glob("ground_truth/*/profiles.json"))
-    if not files:
-        raise InputError("no ground_truth/*/profiles.json: not a `personalens generate` output",
-                         where=str(root))
-    personas = []
-    for file in files:
-        profiles = read_json(file)
-        if not isinstance(profiles, dict):
-            raise InputError("expected an object keyed by name", where=str(file))
-        for name, body in profiles.items():
-            if not isinstance(body, dict) or not isinstance(body.get("attributes"), dict):
-                raise InputError(f"profile of {name!r} has no attributes object",
-                                 where=str(file))
-            personas.append(from_profile(f"{file.parent.name}/{name}", name,
-                                         str(body.get("persona", "")), body["attributes"]))
-    return personas
+    return [from_profile(p.key, p.name, p.persona, p.attributes) for p in read_profiles(root)]
 
 
 class BigFiveScores(pydantic.BaseModel):

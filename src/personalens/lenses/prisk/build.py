@@ -57,6 +57,7 @@ from personalens.lenses.prisk.records import (
     write_records,
 )
 from personalens.models import ModelSettings
+from personalens.population.profile_reader import profile_files
 from personalens.report.run_page import run_page
 from personalens.retrieval import DenseRetriever
 from personalens.retrieval.dense import BUNDLED_MINILM
@@ -271,7 +272,7 @@ class PriskBuild(Lens):
         files = [(self.options.files.for_risk(r) or SHIPPED[r]).resolve()
                  for r in self.options.risks]
         if self.options.population:
-            files += sorted(self.options.population.resolve().glob("ground_truth/*/profiles.json"))
+            files += profile_files(self.options.population.resolve())
         digest = hashlib.sha256("".join(fingerprint([f], f.parent) for f in files).encode())
         roles = {"generator": self.options.generator, "judge": self.options.judge_settings}
         return RunIdentity(config=self.options.config(), dataset_hash=digest.hexdigest(),

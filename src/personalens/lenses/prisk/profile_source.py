@@ -24,10 +24,9 @@ from typing import Literal
 import numpy as np
 import pydantic
 
-from personalens.errors import InputError
-from personalens.input_files import read_json
 from personalens.lenses.prisk.records import ATTRIBUTES
 from personalens.models import ChatModel, complete_structured
+from personalens.population.profile_reader import read_profiles
 
 AGE_BANDS = {"18-24 years": (18, 24), "25-34 years": (25, 34), "35-44 years": (35, 44),
              "45-54 years": (45, 54), "55-64 years": (55, 64), "65+ years": (65, 120)}
@@ -269,26 +268,14 @@ def _profession(occupation: str, status: str) -> str:
 
 def people_from_population(root: Path) -> tuple[list[PopulationPerson], int]:
     """The adults of a `personalens generate` output, and how many minors were left out."""
-    files = sorted(root.glob("ground_truth/*/profiles.json"))
-    if not files:
-        raise InputError("no ground_truth/*/profiles.json: not a `personalens generate` output",
-                         where=str(root))
     people, minors = [], 0
-    for file in files:
-        profiles = read_json(file)
-        if not isinstance(profiles, dict):
-            raise InputError("expected an object keyed by name", where=str(file))
-        for name, body in profiles.items():
-            if not isinstance(body, dict) or not isinstance(body.get("attributes"), dict):
-                raise InputError(f"profile of {name!r} has no attributes object",
-                                 where=str(file))
-            attributes = body["attributes"]
-            if _minor(attributes.get("age")):
-                minors += 1
-                continue
-            people.append(PopulationPerson(f"{file.parent.name}/{name}",
-                                           map_population_attributes(attributes),
-                                           _context(str(body.get("persona", "")), attributes)))
+    for profile in read_profiles(root):
+        attributes = profile.attributes
+        if _minor(attributes.get("age")):
+            minors += 1
+            continue
+        people.append(PopulationPerson(profile.key, map_population_attributes(attributes),
+                                       _context(profile.persona, attributes)))
     return people, minors
 
 
