@@ -5,6 +5,7 @@ from typing import Annotated
 
 import typer
 
+from personalens.cli.executor_options import ExecutorOption, RayAddressOption, executor_from
 from personalens.cli.model_options import Role, RoleModels, model_roles
 from personalens.cli.personabench_commands import noise_levels
 from personalens.cli.run_output import report_outcome
@@ -43,12 +44,19 @@ def generate(
         help="Give each person typo rates and apply them to the turns they type (the truth "
              "goes to ground_truth/<community>/writing_habits.json). Writing styles are "
              "given either way.")] = True,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
 ) -> None:
-    """Generate synthetic communities in PersonaBench's release layout (plus hidden truth)."""
+    """Generate synthetic communities in PersonaBench's release layout (plus hidden truth).
+
+    With --executor ray, every community is generated at once, each by a Ray task with its own
+    generator client; this process alone writes the records and the data.
+    """
     options = GenerateOptions(
         people=people, communities=communities, model=models["generator"], out=out, seed=seed,
         noises=noise_levels(noise), attributes_per_person=attributes_per_person,
         max_list_entries=max_list_entries, update_probability=update_probability,
         start=start, end=end, news=news, personas=personas, schema=schema,
-        typo_habits=typo_habits, prices=models.prices)
+        typo_habits=typo_habits, prices=models.prices,
+        executor=executor_from(executor, ray_address))
     report_outcome(run_generate(options))

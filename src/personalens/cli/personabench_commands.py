@@ -5,6 +5,7 @@ from typing import Annotated
 
 import typer
 
+from personalens.cli.executor_options import ExecutorOption, RayAddressOption, executor_from
 from personalens.cli.model_options import Role, RoleModels, model_roles
 from personalens.cli.option_lists import split_list
 from personalens.cli.run_output import report_outcome
@@ -37,12 +38,17 @@ def eval_command(
     k: Annotated[int, typer.Option(help="Chunks retrieved per question.")] = 5,
     no_answer: Annotated[bool, typer.Option("--no-answer",
                                             help="Evaluate retrieval only.")] = False,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
 ) -> None:
-    """Evaluate retrieval (recall, nDCG) and answers (precision, recall, F1) on PersonaBench."""
+    """Evaluate retrieval (recall, nDCG) and answers (precision, recall, F1) on PersonaBench.
+
+    With --executor ray, each person's index and search is a Ray task (answers stay here).
+    """
     options = EvalOptions(
         data=data, out=out, noises=noise_levels(noise), retrievers=split_list(retriever), k=k,
         model=None if no_answer else models["target"], endpoint=models.endpoint,
-        prices=models.prices)
+        prices=models.prices, executor=executor_from(executor, ray_address))
     report_outcome(run_eval(options))
 
 

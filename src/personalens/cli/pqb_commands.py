@@ -5,6 +5,7 @@ from typing import Annotated
 
 import typer
 
+from personalens.cli.executor_options import ExecutorOption, RayAddressOption, executor_from
 from personalens.cli.model_options import Role, RoleModels, model_roles
 from personalens.cli.run_output import report_outcome
 from personalens.lenses.pqb.command import PqbOptions, run_pqb_eval
@@ -35,10 +36,16 @@ def eval_command(
                                                 "options below serve rerank-llm's model.")
                          ] = "bm25",
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap resampling.")] = 0,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
 ) -> None:
-    """Flip rate (paper and all-pairs definitions), Hit@K and MRR for clean vs typo queries."""
+    """Flip rate (paper and all-pairs definitions), Hit@K and MRR for clean vs typo queries.
+
+    With --executor ray, a dense retriever encodes the corpus on Ray Data actors.
+    """
     options = PqbOptions.from_flags(data, queries, meta, retriever=retriever, out=out,
-                                    seed=seed, endpoint=models.endpoint, prices=models.prices)
+                                    seed=seed, endpoint=models.endpoint, prices=models.prices,
+                                    executor=executor_from(executor, ray_address))
     report_outcome(run_pqb_eval(options))
 
 
@@ -109,8 +116,13 @@ def build_command(
     typo_attempts: Annotated[int, typer.Option(
         help="Injection attempts before a query is left without a typo version.")] = 5,
     seed: Annotated[int, typer.Option(help="Seed of the encoder and the typo draws.")] = 0,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
 ) -> None:
-    """Build a PQB dataset: syntactic profiles, candidate queries, pair selection, typos."""
+    """Build a PQB dataset: syntactic profiles, candidate queries, pair selection, typos.
+
+    With --executor ray, the style stage's spaCy parsing runs as Ray tasks.
+    """
     from personalens.lenses.pqb.build import BuildOptions, run_build
 
     options = BuildOptions.from_flags(
@@ -120,7 +132,8 @@ def build_command(
         candidates=candidates, candidates_per_item=candidates_per_item,
         similarity_model=similarity_model, similarity=similarity, pair_users=pair_users,
         max_items=max_items, corrector=corrector, max_typo_words=max_typo_words,
-        typo_attempts=typo_attempts, prices=models.prices)
+        typo_attempts=typo_attempts, prices=models.prices,
+        executor=executor_from(executor, ray_address))
     outcome = run_build(options)
     _explain_empty(outcome.metrics, candidates)
     report_outcome(outcome)

@@ -12,18 +12,21 @@ from personalens.population.generation_report import report_sections
 from personalens.population.news import read_news
 from personalens.population.personas import read_personas
 from personalens.population.profile_schema import load_schema
+from personalens.population.remote_generation import generate_remotely, write_files
 from personalens.report.run_page import run_page
 from personalens.runs import (
     ItemFailure,
     Lens,
     Metrics,
     Outcome,
+    RecordedFailure,
     RunContext,
     RunIdentity,
     StepStore,
     Tally,
     run_lens,
 )
+from personalens.runs.executor import Executor, LocalExecutor
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,8 @@ class GenerateOptions:
     schema: Path | None = None
     typo_habits: bool = True
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # Where communities are generated; not part of the run's identity (the data are the same).
+    executor: Executor = field(default_factory=LocalExecutor)
 
     @property
     def generator(self) -> ModelSettings:
@@ -137,6 +142,8 @@ class Generation(Lens):
             max_list_entries=options.max_list_entries, typo_habits=options.typo_habits)
         self.model = options.generator.load("generator", self.ledger)
         self.steps: StepStore | None = None
+        if options.executor.distributed:  # every community on its own worker at once
+            self.concurrency = options.communities
 
     def identity(self) -> RunIdentity:
         generator = self.options.generator
@@ -152,8 +159,26 @@ class Generation(Lens):
         return [Community(i) for i in range(self.config.communities)]
 
     async def run_item(self, item: Community) -> dict:
+        if self.options.executor.distributed:
+            return await self._run_remotely(item)
         return {"stats": await generate_community(item.index, self.config, self.model,
                                                   self.steps, self.options.out)}
+
+    async def _run_remotely(self, item: Community) -> dict:
+        """The community on a worker; its step records, files and usage come back here."""
+        prefix = f"{item.key}/"
+        done = {k: r for k, r in self.steps.done.items() if k.startswith(prefix)}
+        result = await self.options.executor.call(generate_remotely, item.index, self.config,
+                                                  self.options.generator, done)
+        for record in result["steps"]:
+            self.steps.append(record)
+        self.ledger.add(result["usage"])
+        if result["failure"] is not None:
+            failure = result["failure"]
+            raise RecordedFailure(failure["kind"], failure["message"], failure["attempts"],
+                                  failure["data"])
+        write_files(self.options.out, result["files"])
+        return {"stats": result["stats"]}
 
     def summarise(self, records: list[dict], tally: Tally) -> GenerationMetrics:
         communities = {r["key"]: r["stats"] if r["status"] == "ok"

@@ -4,7 +4,7 @@ import base64
 import html
 from collections.abc import Sequence
 
-from personalens.report.question_browser import BrowserEntry, render_browser
+from personalens.report.question_browser import SCRIPT_HASH, BrowserEntry, render_browser
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
@@ -47,19 +47,19 @@ class HtmlReport:
                            f"{html.escape(caption)}</figcaption></figure>")
 
     def browser(self, entries: Sequence[BrowserEntry], facets: Sequence[str], *,
-                heading: str | None = "Browse entries", limit: int = 2000) -> None:
-        """A per-entry browser (title, facet tags, plain-text fields) filtered by `facets`
-        with CSS-only radio groups; entries beyond `limit` are left out, and counted."""
+                heading: str | None = "Browse entries", limit: int = 20_000) -> None:
+        """A per-entry browser (title, facet tags, plain-text fields) filtered by `facets`,
+        one page of entries at a time; entries beyond `limit` are left out, and counted."""
         self._parts.append(render_browser(entries, facets, prefix=f"qb{len(self._parts)}",
                                           heading=heading, limit=limit))
 
     def render(self) -> str:
-        # No script is ever emitted, so a CSP forbidding scripts costs nothing and stops any
-        # payload that escaping might miss.
+        # The only script allowed is the item browser's own, by its hash: a payload that
+        # escaping might miss (inline script, event handler, javascript: URL) cannot run.
         return (
             "<!doctype html><html><head><meta charset='utf-8'>"
             "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
-            "img-src data:; style-src 'unsafe-inline'\">"
+            f"img-src data:; style-src 'unsafe-inline'; script-src '{SCRIPT_HASH}'\">"
             f"<title>{html.escape(self.title)}</title><style>{_STYLE}</style></head><body>"
             f"<h1>{html.escape(self.title)}</h1>{''.join(self._parts)}</body></html>"
         )

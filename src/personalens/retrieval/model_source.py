@@ -103,6 +103,8 @@ def load_model_once(build: Callable[[], Model], retriever: str, kind: str) -> Mo
     transformers.logging.disable_progress_bar()  # our own bar is the one to watch
     try:
         return build()
+    except InputError:
+        raise
     except Exception as exc:
         raise InputError(f"retriever {retriever!r}: cannot load {kind} model "
                          f"({type(exc).__name__}: {exc}); offline machines need a local folder "

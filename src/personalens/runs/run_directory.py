@@ -96,7 +96,7 @@ class RunDirectory:
         """Append one record as one write(2) of one line (fsynced in groups, see RecordLog).
 
         Returns the line as written (what a replay will read)."""
-        text = json.dumps(record, ensure_ascii=False, sort_keys=True)
+        text = record_line(record)
         if self._log is None:
             self._log = RecordLog(self.path / RECORDS)
         self._log.write((text + "\n").encode())
@@ -164,3 +164,8 @@ def _read_manifest(path: Path) -> dict[str, Any] | None:
 
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def record_line(record: dict[str, Any]) -> str:
+    """A record as records.jsonl holds it (one line, keys sorted)."""
+    return json.dumps(record, ensure_ascii=False, sort_keys=True)

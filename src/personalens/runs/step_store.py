@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from personalens.runs.failures import RecordedFailure
-from personalens.runs.run_directory import RunDirectory
+from personalens.runs.run_directory import RunDirectory, record_line
 
 
 class StepFailed(RecordedFailure):
@@ -26,10 +26,11 @@ class StepFailed(RecordedFailure):
 class StepStore:
     """The records of a run: finished ones replayed, failed ones dropped so they are retried."""
 
-    def __init__(self, run: RunDirectory, on_step: Callable[[], None] = lambda: None):
+    def __init__(self, run: RunDirectory | None, on_step: Callable[[], None] = lambda: None,
+                 done: dict[str, dict] | None = None):
         self.run = run
         self.on_step = on_step
-        self.done = run.successful_records()
+        self.done = run.successful_records() if done is None else dict(done)
         self.failures: list[dict] = []  # failed steps and items of this session
         self.failed_items: dict[str, dict] = {}
         self._running: dict[str, asyncio.Task] = {}  # steps being computed right now
@@ -40,13 +41,16 @@ class StepStore:
         What is kept is exactly what a replay would read (keys sorted as the record stores
         them), so a resumed run writes byte-identical files.
         """
-        record = json.loads(self.run.append(record))  # serialised once, read back as replayed
+        record = json.loads(self._write(record))  # serialised once, read back as replayed
         if record["status"] == "ok":
             self.done[record["key"]] = record
         else:
             self.failures.append(record)
             if item:
                 self.failed_items[record["key"]] = record
+
+    def _write(self, record: dict) -> str:
+        return self.run.append(record)
 
     async def get(self, key: str, compute: Callable[[], Awaitable[Any]]) -> Any:
         """The step's value: replayed if recorded, else computed, recorded and returned.
@@ -73,3 +77,19 @@ class StepStore:
         self.append({"key": key, "status": "ok", "value": value})
         self.on_step()
         return self.done[key]["value"]
+
+
+class DetachedSteps(StepStore):
+    """A step store on a remote worker: replays the steps it is given and collects new ones.
+
+    The worker returns `new` to the driver, whose StepStore appends them in order, so the run
+    directory is written by the driver alone and a replay reads what it would in-process.
+    """
+
+    def __init__(self, done: dict[str, dict]):
+        super().__init__(None, done=done)
+        self.new: list[dict] = []
+
+    def _write(self, record: dict) -> str:
+        self.new.append(record)
+        return record_line(record)

@@ -72,6 +72,17 @@ class UsageLedger:
     def as_dict(self) -> dict:
         return {role: entry.as_dict() for role, entry in sorted(self.roles.items())}
 
+    def add(self, usage: dict) -> None:
+        """Count usage recorded elsewhere (a remote worker's ledger, as `as_dict` gave it)."""
+        for role, values in usage.items():
+            entry = self._role(role)
+            entry.requests += values["requests"]
+            entry.cached_requests += values["cached_requests"]
+            entry.prompt_tokens += values["prompt_tokens"]
+            entry.completion_tokens += values["completion_tokens"]
+            entry.retries.update(values["retries"])
+            entry.failures.update(values["failures"])
+
 
 def estimated_cost(usage: dict, prices: dict[str, tuple[float, float]]) -> float:
     """USD for `usage` (by role) at `prices` (role -> USD per million tokens in, out)."""

@@ -12,8 +12,9 @@ from personalens.models import ModelSettings
 from personalens.population.release_reader import load_communities
 from personalens.report.run_page import run_page
 from personalens.retrieval import DenseRetriever, get_retriever
-from personalens.retrieval.dense import BUNDLED_MINILM
+from personalens.retrieval.distributed import attach_executor
 from personalens.runs import Lens, Outcome, RunIdentity, Tally, fingerprint, run_lens
+from personalens.runs.executor import Executor, LocalExecutor
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,8 @@ class EvalOptions:
     model: ModelSettings | str | None  # the answering model; None: retrieval only
     endpoint: ModelSettings | None = None  # for models named elsewhere (rerank-llm:<spec>)
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # Where retrieval runs; not part of the run's identity (the records are the same).
+    executor: Executor = field(default_factory=LocalExecutor)
 
     @property
     def target(self) -> ModelSettings | None:
@@ -76,15 +79,17 @@ class PersonabenchEval(Lens):
         for retriever in retrievers.values():
             # A model that cannot load must fail before the run directory exists. The bundled
             # MiniLM always loads, and skipping it keeps warm-cache runs from loading it at all.
-            if isinstance(retriever, DenseRetriever) and retriever.name != BUNDLED_MINILM:
+            if isinstance(retriever, DenseRetriever) and not retriever.bundled:
                 retriever.load()
         self.items = plan(self.communities, options.noises, options.retrievers)
         if not self.items:
             raise InputError(f"nothing to evaluate: no person at noise "
                              f"{', '.join(options.noises)} has both questions and documents",
                              where=str(self.data))
+        for retriever in retrievers.values():
+            attach_executor(retriever, options.executor)
         model = None if target is None else target.load("target", self.ledger)
-        self.evaluation = Evaluation(retrievers, options.k, model)
+        self.evaluation = Evaluation(retrievers, options.k, model, options.executor)
 
     def identity(self) -> RunIdentity:
         target = self.options.target

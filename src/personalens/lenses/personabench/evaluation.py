@@ -13,7 +13,9 @@ from personalens.lenses.personabench.scoring import (
 from personalens.models import ChatModel, ModelCallFailed
 from personalens.population.release_reader import Community, Question
 from personalens.retrieval import Document, Retriever
+from personalens.retrieval.distributed import search_by_name, searches_remotely
 from personalens.runs.blocking import run_blocking
+from personalens.runs.executor import Executor, LocalExecutor
 
 GT_CONTEXT = "gt-context"
 
@@ -63,8 +65,9 @@ class Evaluation:
     """
 
     def __init__(self, retrievers: dict[str, Retriever | None], k: int,
-                 model: ChatModel | None):
+                 model: ChatModel | None, executor: Executor | None = None):
         self.retrievers = retrievers
+        self.executor = executor or LocalExecutor()
         self.k = k
         self.model = model
         self._retrieved: dict[tuple, asyncio.Task] = {}
@@ -103,11 +106,16 @@ class Evaluation:
                     for item in group}
         sessions = level.sessions[first.person]
         retriever = self.retrievers[first.retriever]
-
-        def search() -> list[list[str]]:
-            index = retriever.index([Document(s.segment_id, s.text) for s in sessions])
-            return index.search([item.question.question for item in group], self.k).ids
-        ids = await run_blocking(search)
+        queries = [item.question.question for item in group]
+        if self.executor.distributed and searches_remotely(first.retriever):
+            ids = await self.executor.call(search_by_name, first.retriever,
+                                           [(s.segment_id, s.text) for s in sessions], queries,
+                                           self.k)
+        else:
+            def search() -> list[list[str]]:
+                index = retriever.index([Document(s.segment_id, s.text) for s in sessions])
+                return index.search(queries, self.k).ids
+            ids = await run_blocking(search)
         return {item.key: found for item, found in zip(group, ids, strict=True)}
 
     async def _answer(self, q: Question, chunks: list[str]) -> dict:

@@ -64,6 +64,7 @@ from personalens.runs import (
     write_atomic,
 )
 from personalens.runs.blocking import run_blocking
+from personalens.runs.executor import Executor, LocalExecutor
 from personalens.runs.run_directory import step_recorded
 
 CANDIDATE_SOURCES = ("model", "templates")
@@ -88,6 +89,8 @@ class BuildOptions:
     typo_attempts: int = 5
     seed: int = 0
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # Where the style stage parses; not part of the build's identity (same profiles).
+    executor: Executor = field(default_factory=LocalExecutor, repr=False, compare=False)
 
     @property
     def writer(self) -> ModelSettings:
@@ -205,7 +208,7 @@ class PqbBuild(Lens):
         nlp = load_pipeline()
         self.sentences = None
         if not step_recorded(options.out, STYLE_STEP):
-            self.sentences = parse_histories(options.source.histories, nlp)
+            self.sentences = parse_histories(options.source.histories, nlp, options.executor)
             self.kept = profiled_users(self.sentences, options.profile)
         model = (writer.load("generator", self.ledger) if options.candidates == "model"
                  else None)

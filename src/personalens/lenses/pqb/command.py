@@ -12,6 +12,7 @@ from personalens.lenses.pqb.report_page import SHOWN, browser_entries, report_se
 from personalens.models import ModelSettings
 from personalens.report.run_page import run_page
 from personalens.retrieval import get_retriever
+from personalens.retrieval.distributed import attach_executor
 from personalens.runs import (
     Lens,
     Outcome,
@@ -22,6 +23,7 @@ from personalens.runs import (
     run_lens,
 )
 from personalens.runs.blocking import run_blocking
+from personalens.runs.executor import Executor, LocalExecutor
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,8 @@ class PqbOptions:
     seed: int = 0
     endpoint: ModelSettings | None = None  # for a retriever's model (rerank-llm:<spec>)
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # Where the corpus is encoded; not part of the run's identity (the records are the same).
+    executor: Executor = field(default_factory=LocalExecutor)
 
     @classmethod
     def from_data(cls, data: Path, **kwargs) -> "PqbOptions":
@@ -101,6 +105,7 @@ class PqbEval(Lens):
                                      f"the meta file {options.meta}", where=str(options.queries))
         self.retriever = get_retriever(options.retriever, ledger=self.ledger,
                                        endpoint=options.endpoint)
+        attach_executor(self.retriever, options.executor)
         self.ranked = _Ranked()
 
     def identity(self) -> RunIdentity:

@@ -18,9 +18,15 @@ import numpy as np
 
 from personalens.errors import InputError
 from personalens.lenses.pqb.style_encoder import EncoderOptions, StyleEncoder, train_encoder
-from personalens.lenses.pqb.syntax_features import FeatureSpace, text_rules
+from personalens.lenses.pqb.syntax_features import (
+    PARSE_CHUNK,
+    FeatureSpace,
+    processes_for,
+    text_rules,
+)
 from personalens.lenses.pqb.user_gaussians import Gaussian, fit_full, fit_low_rank
 from personalens.runs import write_atomic
+from personalens.runs.executor import Executor
 
 
 @dataclass(frozen=True)
@@ -45,10 +51,20 @@ class StyleProfiles:
         return self.encoder.encode(self.space.transform(pooled, sparse=True))
 
 
-def parse_histories(histories: dict[str, list[str]], nlp) -> dict[str, list[Counter]]:
-    """Every user's sentences as rule counts, users in sorted order."""
+def parse_histories(histories: dict[str, list[str]], nlp,
+                    executor: Executor | None = None) -> dict[str, list[Counter]]:
+    """Every user's sentences as rule counts, users in sorted order.
+
+    On a distributed executor the texts are parsed in chunks, one task per chunk, each worker
+    with the default pipeline.
+    """
     users = sorted(histories)
-    parsed = iter(text_rules([t for uid in users for t in histories[uid]], nlp))
+    texts = [t for uid in users for t in histories[uid]]
+    if executor is not None and executor.distributed:
+        chunks = [texts[i:i + PARSE_CHUNK] for i in range(0, len(texts), PARSE_CHUNK)]
+        parsed = iter([rules for chunk in executor.map(text_rules, chunks) for rules in chunk])
+    else:
+        parsed = iter(text_rules(texts, nlp, n_process=processes_for(len(texts))))
     return {uid: [s for _ in histories[uid] for s in next(parsed)] for uid in users}
 
 

@@ -15,6 +15,7 @@ No words appear in a rule, so two sentences about different products can share e
 """
 
 import json
+import os
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
@@ -50,6 +51,17 @@ def _rules(sentence) -> Counter:
     pos = [t.pos_ for t in tokens]
     rules.update(f"P3|{a}|{b}|{c}" for a, b, c in zip(pos, pos[1:], pos[2:], strict=False))
     return rules
+
+
+# Chosen by bench/pqb_spacy_processes.py (see bench/RESULTS.md): a second process pays for its
+# start-up (loading the pipeline again) only past a few thousand texts.
+MULTIPROCESS_FROM = 4000
+PARSE_CHUNK = 2000  # texts per task on a distributed executor
+
+
+def processes_for(n_texts: int) -> int:
+    """spaCy processes for parsing `n_texts` texts in-process: 1, or 2 for big inputs."""
+    return min(2, os.cpu_count() or 1) if n_texts >= MULTIPROCESS_FROM else 1
 
 
 def text_rules(texts: list[str], nlp=None, batch_size: int = 256,

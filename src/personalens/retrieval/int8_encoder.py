@@ -1,0 +1,183 @@
+"""Dense encoding through a dynamically quantised int8 ONNX export, run by ONNX Runtime.
+
+`<model>-int8` (e.g. `minilm-int8`) selects this backend for any sentence-transformers model
+whose modules are Transformer → Pooling (mean, cls or max) → optional Normalize.
+
+Why not sentence-transformers' own `backend="onnx"`: it loads through `optimum-onnx`, whose
+only release pins `transformers<4.58` and would downgrade the transformers 5 the rest of the
+package runs on. The same two steps are done here with the libraries made for them: the
+transformer is exported by `torch.onnx.export`, its weights quantised by ONNX Runtime's
+`quantize_dynamic` (int8 weights per output channel, activations quantised on the fly), and
+encoding runs in an `onnxruntime.InferenceSession`; pooling and normalisation are a few numpy
+lines. The export is made once per (model, settings) and kept under the cache folder.
+"""
+
+import hashlib
+import json
+import shutil
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from personalens.errors import InputError
+from personalens.paths import cache_dir
+
+INT8_SUFFIX = "-int8"
+# Part of every export's key and of the embedding cache's model identity: changing a setting
+# makes a new export and new vectors, never a mix with the old ones.
+SETTINGS = {"exporter": "torch.onnx", "opset": 17, "weights": "QInt8", "per_channel": True,
+            "quantiser": "onnxruntime.quantize_dynamic"}
+BACKEND = "onnx-int8"
+_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+_POOLING = ("mean", "cls", "max")
+
+
+def split_int8(name: str) -> tuple[str, bool]:
+    """(base model name, wants int8): `minilm-int8` → (`minilm`, True).
+
+    A local folder whose own name ends in -int8 is an ordinary model, not a request for this
+    backend.
+    """
+    if name.endswith(INT8_SUFFIX) and len(name) > len(INT8_SUFFIX) and not Path(name).exists():
+        return name[: -len(INT8_SUFFIX)], True
+    return name, False
+
+
+def export_key(identity: str) -> str:
+    blob = json.dumps({"model": identity, **SETTINGS}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def export_folder(identity: str) -> Path:
+    return cache_dir() / "onnx" / export_key(identity)
+
+
+def ensure_export(source: str, identity: str) -> Path:
+    """The cached int8 export of `source` (made now, atomically, if missing)."""
+    target = export_folder(identity)
+    if (target / "export.json").exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".export-"))
+    try:
+        _export(source, identity, staging)
+        staging.rename(target)
+    except OSError:
+        if not (target / "export.json").exists():
+            raise
+    finally:  # another process may have won the race with an identical export
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _export(source: str, identity: str, folder: Path) -> None:
+    import time
+
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from sentence_transformers import SentenceTransformer
+
+    start = time.perf_counter()
+    model = SentenceTransformer(source, device="cpu")
+    head = _head(model, identity)
+    transformer = model[0]
+    transformer.tokenizer.save_pretrained(folder / "tokenizer")
+    sample = transformer.tokenizer(["an example", "a second, longer example"], padding=True,
+                                   return_tensors="pt")
+    names = [n for n in _INPUTS if n in sample]
+    fp32 = folder / "model_fp32.onnx"
+
+    class LastHiddenState(torch.nn.Module):
+        """The transformer with positional inputs and one output, as the exporter wants it."""
+
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, *inputs):
+            return self.inner(**dict(zip(names, inputs, strict=True))).last_hidden_state
+
+    # The tracer warns about every data-dependent branch in the model's Python; the export is
+    # checked by its result (tests compare int8 and fp32 vectors), not by those warnings.
+    with torch.inference_mode(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(LastHiddenState(transformer.auto_model).eval(),
+                          tuple(sample[n] for n in names), str(fp32), input_names=names,
+                          output_names=["last_hidden_state"],
+                          dynamic_axes={n: {0: "batch", 1: "tokens"}
+                                        for n in [*names, "last_hidden_state"]},
+                          opset_version=SETTINGS["opset"], dynamo=False)
+    quantize_dynamic(str(fp32), str(folder / "model_int8.onnx"), weight_type=QuantType.QInt8,
+                     per_channel=SETTINGS["per_channel"])
+    fp32.unlink()
+    manifest = {"model": identity, "settings": SETTINGS, "inputs": names,
+                "max_seq_length": model.max_seq_length, **head,
+                "export_seconds": round(time.perf_counter() - start, 2)}
+    (folder / "export.json").write_text(json.dumps(manifest, indent=2))
+
+
+def _head(model, identity: str) -> dict:
+    """What follows the transformer: pooling mode and normalisation; refuses anything else."""
+    kinds = [type(m).__name__ for m in model]
+    if kinds not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]):
+        raise InputError(f"retriever {identity!r}{INT8_SUFFIX}: the int8 backend handles "
+                         f"Transformer → Pooling → Normalize models, not {' → '.join(kinds)}")
+    mode = getattr(model[1], "pooling_mode", None)
+    if mode not in _POOLING:
+        raise InputError(f"retriever {identity!r}{INT8_SUFFIX}: pooling {mode!r} is not one of "
+                         f"{', '.join(_POOLING)}")
+    return {"pooling": mode, "normalize": kinds[-1] == "Normalize"}
+
+
+class Int8Encoder:
+    """Encodes like `SentenceTransformer.encode` (same signature subset) from an int8 export."""
+
+    def __init__(self, folder: Path, *, threads: int | None = None):
+        import onnxruntime as ort
+        from transformers import AutoTokenizer
+
+        self.manifest = json.loads((folder / "export.json").read_text())
+        self.tokenizer = AutoTokenizer.from_pretrained(folder / "tokenizer")
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if threads:
+            options.intra_op_num_threads = threads
+        self.session = ort.InferenceSession(str(folder / "model_int8.onnx"), options,
+                                            providers=["CPUExecutionProvider"])
+        self.sort_by_length = True  # the bench turns it off to measure what sorting buys
+
+    def encode(self, texts: list[str], *, batch_size: int = 32, **_) -> np.ndarray:
+        """Embeddings in input order; batches are formed from texts of similar length."""
+        order = (np.argsort([-len(t) for t in texts], kind="stable") if self.sort_by_length
+                 else np.arange(len(texts)))
+        out = np.empty((len(texts), 0), np.float32)
+        for start in range(0, len(texts), batch_size):
+            rows = order[start:start + batch_size]
+            vectors = self._encode_batch([texts[i] for i in rows])
+            if out.shape[1] == 0:
+                out = np.empty((len(texts), vectors.shape[1]), np.float32)
+            out[rows] = vectors
+        return out
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        names = self.manifest["inputs"]
+        batch = self.tokenizer(texts, padding=True, truncation=True, return_tensors="np",
+                               max_length=self.manifest["max_seq_length"])
+        tokens = self.session.run(None, {n: batch[n].astype(np.int64) for n in names})[0]
+        vectors = pool(tokens, batch["attention_mask"], self.manifest["pooling"])
+        if self.manifest["normalize"]:
+            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        return vectors
+
+
+def pool(tokens: np.ndarray, mask: np.ndarray, mode: str) -> np.ndarray:
+    """Sentence vectors from token vectors (batch × tokens × dim), ignoring padding."""
+    if mode == "cls":
+        return tokens[:, 0].astype(np.float32)
+    keep = mask[..., None].astype(bool)
+    if mode == "max":
+        return np.where(keep, tokens, -np.inf).max(axis=1).astype(np.float32)
+    summed = np.where(keep, tokens, 0.0).sum(axis=1)
+    return (summed / np.maximum(keep.sum(axis=1), 1)).astype(np.float32)

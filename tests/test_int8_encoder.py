@@ -1,0 +1,82 @@
+"""`<model>-int8`: the quantised ONNX Runtime encoder, its cached export and its cache identity."""
+
+import numpy as np
+import pytest
+
+from personalens.errors import InputError
+from personalens.retrieval import DenseRetriever, get_retriever, int8_encoder
+from personalens.retrieval.embedding_cache import EmbeddingCache
+
+
+def test_suffix_selects_the_backend_and_keeps_real_folders():
+    assert int8_encoder.split_int8("minilm-int8") == ("minilm", True)
+    assert int8_encoder.split_int8("org/model-int8") == ("org/model", True)
+    assert int8_encoder.split_int8("minilm") == ("minilm", False)
+    assert int8_encoder.split_int8("-int8") == ("-int8", False)
+
+
+def test_suffix_on_an_existing_folder_is_that_folder(tmp_path):
+    folder = tmp_path / "mine-int8"
+    folder.mkdir()
+    assert int8_encoder.split_int8(str(folder)) == (str(folder), False)
+
+
+def test_pooling_by_hand():
+    # 2 texts × 3 tokens × 2 dims; the second text has one padding token.
+    tokens = np.array([[[1, 2], [3, 4], [5, 6]], [[2, 0], [4, 2], [100, 100]]], np.float32)
+    mask = np.array([[1, 1, 1], [1, 1, 0]])
+    np.testing.assert_allclose(int8_encoder.pool(tokens, mask, "mean"), [[3, 4], [3, 1]])
+    np.testing.assert_allclose(int8_encoder.pool(tokens, mask, "max"), [[5, 6], [4, 2]])
+    np.testing.assert_allclose(int8_encoder.pool(tokens, mask, "cls"), [[1, 2], [2, 0]])
+
+
+def test_export_key_changes_with_model_and_settings(monkeypatch):
+    a = int8_encoder.export_key("m")
+    assert a == int8_encoder.export_key("m") and a != int8_encoder.export_key("n")
+    monkeypatch.setitem(int8_encoder.SETTINGS, "per_channel", False)
+    assert int8_encoder.export_key("m") != a
+
+
+@pytest.mark.slow
+def test_int8_minilm_is_close_to_fp32_and_cached_apart(tmp_path, monkeypatch):
+    cache = EmbeddingCache(tmp_path / "e.sqlite")
+    fp32, int8 = DenseRetriever("minilm", cache=cache), get_retriever("minilm-int8")
+    assert isinstance(int8, DenseRetriever)
+    int8.cache = cache
+    assert int8.identity == fp32.identity + "|onnx-int8" and int8.bundled
+    texts = ["I adopted a grey cat named Miso last spring.",
+             "My sister Anna works night shifts at the hospital.",
+             "short", "I adopted a grey cat named Miso last spring."]
+    a, b = fp32.encode(texts), int8.encode(texts)
+    assert fp32.encoded_texts == 3 and int8.encoded_texts == 3  # neither reused the other's
+    cosine = (a * b).sum(axis=1)
+    assert cosine.min() > 0.97 and np.allclose(np.linalg.norm(b, axis=1), 1, atol=1e-5)
+    assert not np.allclose(a, b, atol=1e-4)  # really the quantised model, not fp32 again
+    np.testing.assert_array_equal(b[0], b[3])
+    # Order is kept although batches are sorted by length. Activations are quantised with one
+    # range per batch, so another batching moves vectors a little, never to another text.
+    unsorted = int8.load()
+    unsorted.sort_by_length = False
+    other = unsorted.encode(texts[2::-1], batch_size=2)[::-1]
+    assert ((other * b[:3]).sum(axis=1) > 0.97).all()
+    assert (other @ b[:3].T).argmax(axis=1).tolist() == [0, 1, 2]
+
+    folder = int8_encoder.export_folder(fp32.identity)
+    assert (folder / "model_int8.onnx").stat().st_size < 30e6  # int8 weights: ~23 MB, not 90
+    monkeypatch.setattr(int8_encoder, "_export", lambda *a: pytest.fail("exported twice"))
+    again = DenseRetriever("minilm-int8", cache=EmbeddingCache(tmp_path / "f.sqlite"))
+    np.testing.assert_allclose(again.encode(texts[:1]), int8.load().encode(texts[:1]),
+                               atol=1e-6)
+
+
+@pytest.mark.slow
+def test_a_model_with_an_unsupported_head_is_refused(tmp_path):
+    from sentence_transformers import SentenceTransformer, models
+
+    source = DenseRetriever("minilm").source
+    base = SentenceTransformer(source, device="cpu")
+    dense = models.Dense(in_features=384, out_features=8)
+    SentenceTransformer(modules=[base[0], base[1], dense]).save(str(tmp_path / "with-dense"))
+    retriever = DenseRetriever(str(tmp_path / "with-dense") + "-int8")
+    with pytest.raises(InputError, match="Transformer → Pooling → Normalize"):
+        retriever.load()
