@@ -8,6 +8,7 @@ Ctrl-C records the run as interrupted and exits 130; the caller exits 3 when it 
 
 import asyncio
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,9 +78,9 @@ async def _lifecycle(lens: Lens, run: RunDirectory, progress: ItemProgress) -> O
 
 
 def _checked_plan(items: Sequence) -> list:
-    keys = [item.key for item in items]
-    if len(set(keys)) != len(keys):
-        duplicates = sorted({k for k in keys if keys.count(k) > 1})
+    counts = Counter(item.key for item in items)
+    if len(counts) != len(items):
+        duplicates = sorted(k for k, n in counts.items() if n > 1)
         raise InputError(f"the plan names items twice: {', '.join(duplicates[:5])}")
     return list(items)
 
