@@ -17,7 +17,7 @@ from personalens.models import DEFAULT_MODEL, ChatModel
 from personalens.models.providers.scripted import ScriptedProvider
 from personalens.population.release_reader import load_community
 
-HEADLINE = re.compile(r"^  (\w+) @ noise 0\.5: retrieval recall ([\d.]+), nDCG ([\d.]+); "
+HEADLINE = re.compile(r"^  (\w+) @ noise 0\.3: retrieval recall ([\d.]+), nDCG ([\d.]+); "
                       r"answer F1 ([\d.]+)$")
 
 
@@ -62,10 +62,10 @@ def test_demo_generates_evaluates_and_explains_its_headline_numbers(tmp_path, sc
     population = json.loads((out / "population" / "manifest.json").read_text())
     assert population["config"] | {"model": DEFAULT_MODEL, "people": 3,
                                    "attributes_per_person": 1, "max_list_entries": 1,
-                                   "noises": ["0.0", "0.5"],
+                                   "noises": ["0.0", "0.3"],
                                    "schema": str(DEMO_SCHEMA)} == population["config"]
     assert population["usage"]["generator"]["requests"] > 0
-    community = load_community(out / "population" / "synthetic_data" / "community_0", ["0.5"])
+    community = load_community(out / "population" / "synthetic_data" / "community_0", ["0.3"])
     generated = [q for qs in community.questions.values() for q in qs]
     # One own question per person, then one relationship question per tie (no multi-hop).
     assert len(community.questions) == 3
@@ -74,7 +74,7 @@ def test_demo_generates_evaluates_and_explains_its_headline_numbers(tmp_path, sc
                if q.type == "Social")
     evaluation = json.loads((out / "eval" / "manifest.json").read_text())
     assert evaluation["config"]["retrievers"] == ["bm25", "minilm"]
-    assert evaluation["config"]["noises"] == ["0.5"] and evaluation["config"]["k"] == 3
+    assert evaluation["config"]["noises"] == ["0.3"] and evaluation["config"]["k"] == 2
     metrics = json.loads((out / "eval" / "metrics.json").read_text())
     assert metrics["complete"]
     assert evaluation["usage"]["target"]["requests"] == metrics["n_planned"]
@@ -106,9 +106,9 @@ def test_demo_generates_evaluates_and_explains_its_headline_numbers(tmp_path, sc
     assert closing[4:] == [
         f"  Each number is a mean over the {questions} questions a retriever was asked, "
         "from 0 to 1, higher is better.",
-        "  retrieval recall: share of a question's gold sessions among the 3 the retriever "
+        "  retrieval recall: share of a question's gold sessions among the 2 the retriever "
         "returned; nDCG: the same, also crediting gold sessions ranked first.",
-        f"  answer F1: word overlap between {DEFAULT_MODEL}'s answer (from those 3 sessions) "
+        f"  answer F1: word overlap between {DEFAULT_MODEL}'s answer (from those 2 sessions) "
         "and the gold answer.",
     ]
 
