@@ -62,7 +62,8 @@ def test_int8_minilm_is_close_to_fp32_and_cached_apart(tmp_path, monkeypatch):
     assert (other @ b[:3].T).argmax(axis=1).tolist() == [0, 1, 2]
 
     folder = int8_encoder.export_folder(fp32.identity)
-    assert (folder / "model_int8.onnx").stat().st_size < 30e6  # int8 weights: ~23 MB, not 90
+    # The layers' weights are int8; the fp32 embedding table (47 MB) is most of the rest.
+    assert (folder / "model_int8.onnx").stat().st_size < 65e6  # the fp32 export is 90 MB
     monkeypatch.setattr(int8_encoder, "_export", lambda *a: pytest.fail("exported twice"))
     again = DenseRetriever("minilm-int8", cache=EmbeddingCache(tmp_path / "f.sqlite"))
     np.testing.assert_allclose(again.encode(texts[:1]), int8.load().encode(texts[:1]),

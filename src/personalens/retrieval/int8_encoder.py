@@ -27,7 +27,12 @@ from personalens.paths import cache_dir
 INT8_SUFFIX = "-int8"
 # Part of every export's key and of the embedding cache's model identity: changing a setting
 # makes a new export and new vectors, never a mix with the old ones.
-SETTINGS = {"exporter": "torch.onnx", "opset": 17, "weights": "QInt8", "per_channel": True,
+# Eager attention exports as plain MatMul/Softmax, which ONNX Runtime runs faster than the
+# exported SDPA pattern; only MatMuls with a constant (weight) side are quantised, so attention
+# scores stay fp32, and the embedding lookup is not quantised (it costs nothing).
+# bench/int8_encoding.py measured these choices (bench/RESULTS.md).
+SETTINGS = {"exporter": "torch.onnx", "opset": 17, "attention": "eager", "weights": "QInt8",
+            "per_channel": True, "ops": ["MatMul"], "matmul_const_b_only": True,
             "quantiser": "onnxruntime.quantize_dynamic"}
 BACKEND = "onnx-int8"
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
@@ -80,7 +85,8 @@ def _export(source: str, identity: str, folder: Path) -> None:
     from sentence_transformers import SentenceTransformer
 
     start = time.perf_counter()
-    model = SentenceTransformer(source, device="cpu")
+    model = SentenceTransformer(source, device="cpu",
+                                model_kwargs={"attn_implementation": SETTINGS["attention"]})
     head = _head(model, identity)
     transformer = model[0]
     transformer.tokenizer.save_pretrained(folder / "tokenizer")
@@ -110,7 +116,8 @@ def _export(source: str, identity: str, folder: Path) -> None:
                                         for n in [*names, "last_hidden_state"]},
                           opset_version=SETTINGS["opset"], dynamo=False)
     quantize_dynamic(str(fp32), str(folder / "model_int8.onnx"), weight_type=QuantType.QInt8,
-                     per_channel=SETTINGS["per_channel"])
+                     per_channel=SETTINGS["per_channel"], op_types_to_quantize=SETTINGS["ops"],
+                     extra_options={"MatMulConstBOnly": SETTINGS["matmul_const_b_only"]})
     fp32.unlink()
     manifest = {"model": identity, "settings": SETTINGS, "inputs": names,
                 "max_seq_length": model.max_seq_length, **head,
