@@ -32,7 +32,6 @@ work unit (people, corpus items, users). Options: --quick (small sizes, for the 
 import argparse
 import json
 import os
-import select
 import shlex
 import shutil
 import subprocess
@@ -44,6 +43,10 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # devtools_pipe: the report tests' Chromium driver
+
+from devtools_pipe import DevToolsPipe  # noqa: E402
+
 TARGET_SLOPE = 1.15
 SIZES = {
     "generate": [10, 32, 100, 316, 1000],
@@ -293,55 +296,8 @@ def print_curve(name: str, rows: list[tuple[int, float, float, float]]) -> float
 
 # --- the report ---------------------------------------------------------------------------
 
-class Chromium:
-    """Headless Chromium over --remote-debugging-pipe (fd 3 in, fd 4 out), stdlib only."""
-
-    def __init__(self, profile: Path):
-        import fcntl
-
-        to_child_r, self._to_child = os.pipe()
-        self._from_child, from_child_w = os.pipe()
-
-        def wire():
-            r = fcntl.fcntl(to_child_r, fcntl.F_DUPFD, 10)
-            w = fcntl.fcntl(from_child_w, fcntl.F_DUPFD, 10)
-            os.dup2(r, 3)
-            os.dup2(w, 4)
-
-        self.proc = subprocess.Popen(
-            [shutil.which("chromium"), "--headless", "--no-sandbox", "--disable-gpu",
-             "--disable-quic", "--no-first-run", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}",
-             "--remote-debugging-pipe", "--window-size=1200,1600", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            close_fds=False, preexec_fn=wire)
-        os.close(to_child_r)
-        os.close(from_child_w)
-        self._buffer, self._next = b"", 0
-
-    def call(self, method: str, session: str | None = None, timeout: float = 120, **params):
-        self._next += 1
-        message = {"id": self._next, "method": method, "params": params}
-        if session:
-            message["sessionId"] = session
-        os.write(self._to_child, json.dumps(message).encode() + b"\0")
-        deadline = time.monotonic() + timeout
-        while True:
-            while b"\0" in self._buffer:
-                raw, self._buffer = self._buffer.split(b"\0", 1)
-                reply = json.loads(raw)
-                if reply.get("id") == self._next:
-                    if "error" in reply:
-                        raise RuntimeError(reply["error"])
-                    return reply["result"]
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError(method)
-            if select.select([self._from_child], [], [], left)[0]:
-                chunk = os.read(self._from_child, 1 << 16)
-                if not chunk:
-                    raise RuntimeError("chromium closed the pipe")
-                self._buffer += chunk
+class Chromium(DevToolsPipe):
+    """Headless Chromium (tests/devtools_pipe.py) that times opening a report."""
 
     def open_seconds(self, page: Path) -> tuple[float, int, int, float]:
         """Seconds from opening a new tab on `page` until the document has loaded and the
@@ -369,12 +325,6 @@ class Chromium:
         turn = time.perf_counter() - turn
         self.call("Target.closeTarget", targetId=target)
         return seconds, counts[0], counts[1], turn
-
-    def close(self):
-        self.proc.kill()
-        self.proc.wait(timeout=10)
-        os.close(self._to_child)
-        os.close(self._from_child)
 
 
 def report_curve(work: Path, runs: dict[str, Path]) -> None:

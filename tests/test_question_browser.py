@@ -3,18 +3,15 @@ entries are embedded once as JSON with only the first page in the HTML, and in h
 Chromium the browser's own script (the only one the CSP allows) pages and filters them."""
 
 import base64
-import fcntl
 import hashlib
 import html
 import json
-import os
-import select
 import shutil
-import subprocess
 import time
 
 import pytest
 
+from devtools_pipe import DevToolsPipe
 from personalens.report import BrowserEntry, HtmlReport
 from personalens.report.question_browser import PAGE_SIZE, SCRIPT_HASH
 from personalens.report.question_browser import SCRIPT as BROWSER_SCRIPT
@@ -129,63 +126,10 @@ def test_two_browsers_in_one_report_use_distinct_ids():
     assert len(ids) == len(set(ids)) == 2 + 2 + 2
 
 
-class _Cdp:
-    """Chrome DevTools Protocol over --remote-debugging-pipe (fd 3 in, fd 4 out), stdlib only."""
-
-    def __init__(self, profile):
-        to_child_r, self._to_child = os.pipe()
-        self._from_child, from_child_w = os.pipe()
-
-        def wire():  # in the child: the two pipe ends become fds 3 and 4
-            r = fcntl.fcntl(to_child_r, fcntl.F_DUPFD, 10)
-            w = fcntl.fcntl(from_child_w, fcntl.F_DUPFD, 10)
-            os.dup2(r, 3)
-            os.dup2(w, 4)
-
-        self.proc = subprocess.Popen(
-            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-             "--no-first-run", "--disable-background-networking", "--disable-component-update",
-             "--disable-sync", f"--user-data-dir={profile}", "--remote-debugging-pipe",
-             "--window-size=1200,1600", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            close_fds=False, preexec_fn=wire)
-        os.close(to_child_r)
-        os.close(from_child_w)
-        self._buffer = b""
-        self._next = 0
-
-    def call(self, method, session=None, timeout=15.0, **params):
-        self._next += 1
-        message = {"id": self._next, "method": method, "params": params}
-        if session:
-            message["sessionId"] = session
-        os.write(self._to_child, json.dumps(message).encode() + b"\0")
-        deadline = time.monotonic() + timeout
-        while True:
-            while b"\0" in self._buffer:
-                raw, self._buffer = self._buffer.split(b"\0", 1)
-                reply = json.loads(raw)
-                if reply.get("id") == self._next:
-                    assert "error" not in reply, reply
-                    return reply["result"]
-            left = deadline - time.monotonic()
-            assert left > 0, f"no reply to {method}"
-            if select.select([self._from_child], [], [], left)[0]:
-                chunk = os.read(self._from_child, 1 << 16)
-                assert chunk, "chromium closed the pipe"
-                self._buffer += chunk
-
-    def close(self):
-        self.proc.kill()
-        self.proc.wait(timeout=10)
-        os.close(self._to_child)
-        os.close(self._from_child)
-
-
 class _Tab:
     """One report opened in a Chromium tab: evaluate JavaScript, click with the mouse."""
 
-    def __init__(self, cdp: _Cdp, page, entries_shown: int):
+    def __init__(self, cdp: DevToolsPipe, page, entries_shown: int):
         self.cdp = cdp
         target = cdp.call("Target.createTarget", url=page.as_uri())["targetId"]
         self.session = cdp.call("Target.attachToTarget", targetId=target,
@@ -241,7 +185,7 @@ def test_clicking_facet_labels_filters_entries_in_chromium(tmp_path):
                _entry("beta", "work", "correct"), _entry("gamma", "social", "correct")]
     page = tmp_path / "report.html"
     page.write_text(_page(entries))
-    cdp = _Cdp(tmp_path / "profile")
+    cdp = DevToolsPipe(tmp_path / "profile")
     try:
         tab = _Tab(cdp, page, 3)
         assert tab.visible() == ["alpha", "beta", "gamma"]
@@ -275,7 +219,7 @@ def test_pages_of_fifty_and_filters_over_every_entry_in_chromium(tmp_path):
     page = tmp_path / "report.html"
     page.write_text(_page(entries))
     names = [f"question {i:03d}" for i in range(120)]
-    cdp = _Cdp(tmp_path / "profile")
+    cdp = DevToolsPipe(tmp_path / "profile")
     try:
         tab = _Tab(cdp, page, PAGE_SIZE)
         assert tab.visible() == names[:50]
