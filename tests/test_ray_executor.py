@@ -7,6 +7,7 @@ killed driver leaves the cluster up, as a killed driver on a real cluster would.
 import json
 import os
 import signal
+import socket
 from collections import Counter
 
 import pytest
@@ -157,4 +158,15 @@ def test_unknown_executor_and_stray_address_are_bad_input(tmp_path):
     assert unknown.returncode == 2 and "unknown executor 'dask'" in unknown.stderr
     stray = personalens(*base, "--ray-address", "auto", "--out", tmp_path / "b")
     assert stray.returncode == 2 and "--ray-address needs --executor ray" in stray.stderr
-    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    unreachable = personalens(*base, "--executor", "ray", "--ray-address",
+                              f"127.0.0.1:{port}", "--out", tmp_path / "c", timeout=60)
+    assert unreachable.returncode == 2
+    assert f"--ray-address 127.0.0.1:{port}: nothing answers there" in unreachable.stderr
+    malformed = personalens(*base, "--executor", "ray", "--ray-address", "head-node",
+                            "--out", tmp_path / "d")
+    assert malformed.returncode == 2 and "is not HOST:PORT" in malformed.stderr
+    for name in "abcd":
+        assert not (tmp_path / name).exists()

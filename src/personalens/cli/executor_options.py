@@ -8,7 +8,7 @@ from personalens.runs.executor import EXECUTORS, Executor, make_executor
 
 ExecutorOption = Annotated[str, typer.Option(
     "--executor", help=f"Where the parallel stages run: {' or '.join(EXECUTORS)} (Ray: pip "
-                       "install 'personalens[ray]'). The records are the same either way.")]
+                       "install 'personalens\\[ray]'). The records are the same either way.")]
 RayAddressOption = Annotated[str | None, typer.Option(
     "--ray-address", help="A running Ray cluster (ray://HOST:10001 or auto); default with "
                           "--executor ray: start Ray on this machine.")]

@@ -6,6 +6,7 @@ installed). Ray starts on first use, after the input has been checked, so a bad 
 waits for a cluster.
 """
 
+import socket
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,6 +21,8 @@ class RayExecutor:
             import ray  # noqa: F401 - checked now, so a missing extra fails before the run
         except ImportError:
             raise InputError("--executor ray needs Ray: pip install 'personalens[ray]'") from None
+        if address and address != "auto":
+            _check_reachable(address)
         self.address = address
         self._remote: dict[Callable, Any] = {}
 
@@ -54,3 +57,16 @@ class RayExecutor:
 
     def describe(self) -> str:
         return f"Ray at {self.address or 'a local instance'}"
+
+
+def _check_reachable(address: str) -> None:
+    """One TCP connect to HOST:PORT, so a wrong address fails in seconds: `ray.init` would
+    keep retrying an unreachable one for minutes."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=5).close()
+    except ValueError:
+        raise InputError(f"--ray-address {address!r} is not HOST:PORT, ray://HOST:PORT or "
+                         "auto") from None
+    except OSError as exc:
+        raise InputError(f"--ray-address {address}: nothing answers there ({exc})") from None
