@@ -25,9 +25,10 @@ class DenseRetriever(Unheld):
     def __init__(self, name: str, *, batch_size: int = 32, cache: EmbeddingCache | None = None):
         self.name = name
         self.base_name, self.int8 = int8_encoder.split_int8(name)
-        self.source, identity = resolve_model_source(self.base_name, name)
+        self.source, self.model_identity = resolve_model_source(self.base_name, name)
         # The cache identity names the backend: fp32 and int8 vectors never mix.
-        self.identity = f"{identity}|{int8_encoder.BACKEND}" if self.int8 else identity
+        self.identity = (f"{self.model_identity}|{int8_encoder.BACKEND}" if self.int8
+                         else self.model_identity)
         self.batch_size = batch_size
         self.cache = cache if cache is not None else EmbeddingCache.default()
         self._model = None
@@ -48,8 +49,8 @@ class DenseRetriever(Unheld):
 
     def _build(self):
         if self.int8:
-            identity = self.identity.removesuffix(f"|{int8_encoder.BACKEND}")
-            return int8_encoder.Int8Encoder(int8_encoder.ensure_export(self.source, identity))
+            return int8_encoder.Int8Encoder(int8_encoder.ensure_export(self.source,
+                                                                       self.model_identity))
         from sentence_transformers import SentenceTransformer
 
         return SentenceTransformer(self.source, device="cpu")
