@@ -23,7 +23,6 @@ DEMO_SCHEMA = (Path(__file__).resolve().parent.parent / "population" / "data"
 NOISE = "0.3"  # about a third of each person's sessions are distractors
 RETRIEVERS = ["bm25", "minilm"]
 K = 2
-INCOMPLETE = 3
 
 
 def generation_options(out: Path) -> "GenerateOptions":
@@ -75,6 +74,7 @@ def demo(
     0.0 and 0.3); evaluation uses BM25 and MiniLM at noise 0.3 with k = 2, with answers by the
     bundled SmolLM2. Both steps resume. Under 3 minutes on 2 cores.
     """
+    from personalens.cli.run_output import INCOMPLETE, exit_if_incomplete
     from personalens.lenses.personabench.command import run_eval
     from personalens.population.generate import run_generate
 
@@ -91,9 +91,4 @@ def demo(
     for line in summary(out, evaluated.metrics, options.k, options.target.spec,
                         (time.perf_counter() - start) / 60):
         typer.echo(line)
-    if not evaluated.complete:
-        tally = evaluated.tally
-        typer.echo(f"evaluation incomplete: {tally.n_failed} item(s) failed, "
-                   f"{tally.n_planned - tally.n_recorded} not recorded; rerun the same command "
-                   "to retry them", err=True)
-        raise typer.Exit(INCOMPLETE)
+    exit_if_incomplete(evaluated)

@@ -4,7 +4,7 @@ from typing import Annotated
 
 import typer
 
-from personalens.runs.executor import EXECUTORS, Executor, make_executor
+from personalens.runs.executor import EXECUTORS
 
 ExecutorOption = Annotated[str, typer.Option(
     "--executor", help=f"Where the parallel stages run: {' or '.join(EXECUTORS)} (Ray: pip "
@@ -13,6 +13,3 @@ RayAddressOption = Annotated[str | None, typer.Option(
     "--ray-address", help="A running Ray cluster (ray://HOST:10001 or auto); default with "
                           "--executor ray: start Ray on this machine.")]
 
-
-def executor_from(kind: str, address: str | None) -> Executor:
-    return make_executor(kind, address)

@@ -5,12 +5,13 @@ from typing import Annotated
 
 import typer
 
-from personalens.cli.executor_options import ExecutorOption, RayAddressOption, executor_from
+from personalens.cli.executor_options import ExecutorOption, RayAddressOption
 from personalens.cli.model_options import Role, RoleModels, model_roles
 from personalens.cli.personabench_commands import noise_levels
 from personalens.cli.run_output import report_outcome
 from personalens.models import DEFAULT_MODEL, SPEC_HELP
 from personalens.population.generate import GenerateOptions, run_generate
+from personalens.runs.executor import make_executor
 
 
 @model_roles(Role("generator", "model", DEFAULT_MODEL, f"Generator model: {SPEC_HELP}."))
@@ -58,5 +59,5 @@ def generate(
         max_list_entries=max_list_entries, update_probability=update_probability,
         start=start, end=end, news=news, personas=personas, schema=schema,
         typo_habits=typo_habits, prices=models.prices,
-        executor=executor_from(executor, ray_address))
+        executor=make_executor(executor, ray_address))
     report_outcome(run_generate(options))

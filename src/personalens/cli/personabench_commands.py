@@ -5,13 +5,14 @@ from typing import Annotated
 
 import typer
 
-from personalens.cli.executor_options import ExecutorOption, RayAddressOption, executor_from
+from personalens.cli.executor_options import ExecutorOption, RayAddressOption
 from personalens.cli.model_options import Role, RoleModels, model_roles
 from personalens.cli.option_lists import split_list
 from personalens.cli.run_output import report_outcome
 from personalens.lenses.personabench.command import EvalOptions, normalise_noise, run_eval
 from personalens.models import DEFAULT_MODEL, SPEC_HELP
 from personalens.retrieval import RETRIEVER_HELP
+from personalens.runs.executor import make_executor
 
 app = typer.Typer(help="PersonaBench: RAG over noisy private documents answers personal "
                        "questions.", no_args_is_help=True)
@@ -48,7 +49,7 @@ def eval_command(
     options = EvalOptions(
         data=data, out=out, noises=noise_levels(noise), retrievers=split_list(retriever), k=k,
         model=None if no_answer else models["target"], endpoint=models.endpoint,
-        prices=models.prices, executor=executor_from(executor, ray_address))
+        prices=models.prices, executor=make_executor(executor, ray_address))
     report_outcome(run_eval(options))
 
 

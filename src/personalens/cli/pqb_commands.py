@@ -5,12 +5,13 @@ from typing import Annotated
 
 import typer
 
-from personalens.cli.executor_options import ExecutorOption, RayAddressOption, executor_from
+from personalens.cli.executor_options import ExecutorOption, RayAddressOption
 from personalens.cli.model_options import Role, RoleModels, model_roles
 from personalens.cli.run_output import report_outcome
 from personalens.lenses.pqb.command import PqbOptions, run_pqb_eval
 from personalens.models import DEFAULT_MODEL, SPEC_HELP
 from personalens.retrieval import RETRIEVER_HELP
+from personalens.runs.executor import make_executor
 
 app = typer.Typer(help="PersonalQuery-Benchmark: retrieval robustness to how each user phrases "
                        "a need.", no_args_is_help=True)
@@ -45,7 +46,7 @@ def eval_command(
     """
     options = PqbOptions.from_flags(data, queries, meta, retriever=retriever, out=out,
                                     seed=seed, endpoint=models.endpoint, prices=models.prices,
-                                    executor=executor_from(executor, ray_address))
+                                    executor=make_executor(executor, ray_address))
     report_outcome(run_pqb_eval(options))
 
 
@@ -133,7 +134,7 @@ def build_command(
         similarity_model=similarity_model, similarity=similarity, pair_users=pair_users,
         max_items=max_items, corrector=corrector, max_typo_words=max_typo_words,
         typo_attempts=typo_attempts, prices=models.prices,
-        executor=executor_from(executor, ray_address))
+        executor=make_executor(executor, ray_address))
     outcome = run_build(options)
     _explain_empty(outcome.metrics, candidates)
     report_outcome(outcome)

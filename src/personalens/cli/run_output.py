@@ -13,6 +13,11 @@ def report_outcome(outcome: Outcome) -> None:
     typer.echo(f"metrics: {outcome.run_dir / 'metrics.json'}")
     for line in outcome.metrics.headlines():
         typer.echo(line)
+    exit_if_incomplete(outcome)
+
+
+def exit_if_incomplete(outcome: Outcome) -> None:
+    """Say what failed and exit 3 while the run is incomplete (rerunning resumes it)."""
     if not outcome.complete:
         tally = outcome.tally
         steps = f", {len(tally.step_failures)} step(s)" if tally.step_failures else ""

@@ -29,8 +29,6 @@ class Executor(Protocol):
 
     def map(self, fn: Callable[[Any], Any], chunks: Sequence[Any]) -> list[Any]: ...
 
-    def describe(self) -> str: ...
-
 
 @dataclass(frozen=True)
 class LocalExecutor:
@@ -43,9 +41,6 @@ class LocalExecutor:
 
     def map(self, fn: Callable[[Any], Any], chunks: Sequence[Any]) -> list[Any]:
         return [fn(chunk) for chunk in chunks]
-
-    def describe(self) -> str:
-        return "in-process"
 
 
 def make_executor(kind: str, address: str | None = None) -> Executor:

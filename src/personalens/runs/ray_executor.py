@@ -55,9 +55,6 @@ class RayExecutor:
         """GPUs in the cluster (0 on CPU-only clusters), for GPU encoding actors."""
         return float(self.start().cluster_resources().get("GPU", 0))
 
-    def describe(self) -> str:
-        return f"Ray at {self.address or 'a local instance'}"
-
 
 def _check_reachable(address: str) -> None:
     """One TCP connect to HOST:PORT, so a wrong address fails in seconds: `ray.init` would
