@@ -69,14 +69,22 @@ CURVES = [*SIZES, "report"]
 PQB_PAIRS = 500
 
 # `personalens generate` with load_model replaced by the tests' schema-aware scripted double.
+# The double and its provider keep every prompt and call for the tests to inspect; here they
+# keep none (as the CLI's own scripted model does), so the peak RSS is the pipeline's own.
 GENERATE_DOUBLE = f"""
 import sys
 sys.path.insert(0, {str(ROOT / 'tests')!r})
 import personalens.models.settings as settings
-from schema_double import schema_model
+import schema_double
+
+class _Unkept(list):
+    def append(self, prompt):
+        pass
 
 def load_model(spec, **kwargs):
-    model = schema_model()
+    model = schema_double.schema_model()
+    model.provider.default.prompts = _Unkept()
+    model.provider.keep_calls = False
     model.ledger = kwargs["ledger"]
     return model
 

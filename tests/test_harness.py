@@ -218,3 +218,22 @@ def test_role_prices_fall_back_and_bad_endpoint_values_are_input_errors():
                                                       "0"])
     assert isinstance(result.exception, InputError)
     assert "--judge-concurrency must be at least 1" in str(result.exception)
+
+
+class ReadsTwice(ToyLens):
+    """Summarises from two passes over the records, as a lens keeping slim rows may."""
+
+    def summarise(self, records, tally: Tally) -> ToyMetrics:
+        self.passes = [[r["key"] for r in records], [r["key"] for r in records]]
+        self.length = len(records)
+        return super().summarise(records, tally)
+
+
+def test_a_lens_reads_its_records_in_plan_order_as_often_as_it_likes(tmp_path):
+    out = tmp_path / "run"
+    run_lens(ToyLens(keys=["c", "a"], failing={"a"}), out, progress=False)
+    lens = ReadsTwice(keys=["c", "b", "a"], failing={"b"})
+    outcome = run_lens(lens, out, progress=False)
+    # c replayed from disk, b failed this session, a retried and recorded: plan order.
+    assert lens.passes == [["c", "b", "a"], ["c", "b", "a"]] and lens.length == 3
+    assert outcome.metrics.total == ord("a") + ord("c") and outcome.tally.n_failed == 1

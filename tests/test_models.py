@@ -282,3 +282,13 @@ def test_usage_of_earlier_sessions_adds_up():
         "judge": {"requests": 1, "prompt_tokens": 7, "retries": {}},
         "target": {"requests": 5, "prompt_tokens": 35,
                    "retries": {"rate_limit": 1, "timeout": 3}}}
+
+
+def test_a_scripted_model_loaded_by_spec_keeps_no_calls_and_a_test_double_does(tmp_path):
+    # A CLI run of --model scripted makes one call per item: a kept log would grow with the run.
+    model = load_model("scripted", use_cache=False)
+    asyncio.run(model.complete([{"role": "user", "content": "hi"}]))
+    assert model.provider.calls == []
+    provider = ScriptedProvider()
+    asyncio.run(provider.send([{"role": "user", "content": "hi"}], {}))
+    assert provider.calls == [[{"role": "user", "content": "hi"}]]

@@ -159,3 +159,18 @@ def test_release_timestamps_parse_back():
     for bad in ("2024-06-18", "2024/Jun/18/13:40 PM", "2024/June/18/01:40 PM"):
         with pytest.raises(ValueError):
             parse_release_time(bad)
+
+
+def test_one_attribute_model_per_set_of_attributes_with_its_bounds():
+    from personalens.population.profile_schema import load_schema
+    from personalens.population.profile_stage import attribute_model
+
+    every = list(load_schema(None).attributes.values())
+    specs = [s for s in every if s.type == "list"][:1] + [s for s in every if s.type != "list"][:2]
+    model = attribute_model(specs, 2)
+    # Made once (a class per request was kept alive by pydantic and cost a schema build).
+    assert attribute_model(list(specs), 2) is model
+    assert attribute_model(specs, 3) is not model and attribute_model(specs[:2], 2) is not model
+    assert model.model_json_schema()["properties"][specs[0].key]["maxItems"] == 2
+    assert attribute_model(specs, 3).model_json_schema()["properties"][specs[0].key][
+        "maxItems"] == 3

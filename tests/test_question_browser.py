@@ -12,7 +12,7 @@ import time
 import pytest
 
 from devtools_pipe import DevToolsPipe
-from personalens.report import BrowserEntry, HtmlReport
+from personalens.report import BrowserEntry, HtmlReport, first_entries
 from personalens.report.question_browser import PAGE_SIZE, SCRIPT_HASH
 from personalens.report.question_browser import SCRIPT as BROWSER_SCRIPT
 
@@ -254,3 +254,23 @@ def test_pages_of_fifty_and_filters_over_every_entry_in_chromium(tmp_path):
         assert tab.evaluate("document.body.getAttribute('data-x')") is None
     finally:
         cdp.close()
+
+
+def test_first_entries_keeps_the_smallest_ranks_in_rank_order_ties_in_input_order():
+    # Ranks 3, 1, 2, 1, 5: the two smallest are the two rank-1 entries, b before d (input
+    # order); a reversed tie order or a largest-first heap would give another pair.
+    ranked = [(3, _entry("a", "x", "o")), (1, _entry("b", "x", "o")),
+              (2, _entry("c", "x", "o")), (1, _entry("d", "x", "o")),
+              (5, _entry("e", "x", "o"))]
+    kept = first_entries(iter(ranked), ["category"], limit=2)
+    assert [e.title for e in kept.entries] == ["b", "d"]
+    assert kept.total == 5 and kept.facets == ["category"]
+    assert [e.title for e in first_entries(iter(ranked), ["category"], limit=4).entries] == [
+        "b", "d", "c", "a"]
+
+
+def test_a_caller_keeping_the_first_entries_gives_the_total_and_the_note_counts_from_it():
+    kept = first_entries(((i, _entry(f"q{i}", "x", "o")) for i in range(25)), ["category"],
+                         limit=10)
+    page = _page(kept.entries, total=kept.total)
+    assert "Showing the first 10 of 25 entries; 15 left out." in page

@@ -219,6 +219,7 @@ def test_llm_order_replaces_bm25_order(tmp_path):
         {"pattern": "Search query: piano", "reply": '```json\n{"ranking": [4, 2, 1, 3]}\n```'},
     ])
     retriever = get_retriever(name)
+    retriever.reranker.model.provider.keep_calls = True  # a CLI-loaded model keeps none
     index = retriever.index(INSTRUMENTS)
     # BM25: g1 and g2 tie on "guitar" (same length) and keep corpus order; the rest score 0.
     assert index.first.search(["guitar"], 4).ids == [["g1", "g2", "d1", "p1"]]

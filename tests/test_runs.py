@@ -117,3 +117,40 @@ def test_two_callers_of_one_step_share_one_computation_and_one_record(tmp_path):
     run.close("complete")
     lines = (tmp_path / "run" / "records.jsonl").read_text().splitlines()
     assert len(calls) == 1 and len(lines) == 1
+
+
+def test_successful_records_are_read_from_disk_when_looked_up_not_held(tmp_path):
+    run = RunDirectory.open(tmp_path / "run", MANIFEST)
+    run.append({"key": "a", "status": "ok", "v": 1})
+    run.append({"key": "b", "status": "ok", "v": 2})
+    run.append({"key": "c", "status": "failed"})  # dropped: the file is rewritten
+    stored = run.successful_records()
+    assert list(stored) == ["a", "b"] and len(stored) == 2 and "c" not in stored
+    # Change b's value on disk, same length: a mapping holding records would still say 2.
+    path = tmp_path / "run" / "records.jsonl"
+    path.write_bytes(path.read_bytes().replace(b'"v": 2', b'"v": 7'))
+    assert stored["b"] == {"key": "b", "status": "ok", "v": 7}
+    # Appends after the rewrite join the mapping at their real offsets; failed ones do not.
+    run.append({"key": "d", "status": "ok", "v": 4})
+    run.append({"key": "e", "status": "failed"})
+    run.append({"key": "a", "status": "ok", "v": 5})  # a later record replaces the earlier
+    assert {k: stored[k]["v"] for k in stored} == {"a": 5, "b": 7, "d": 4}
+    assert stored.raw("d") == b'{"key": "d", "status": "ok", "v": 4}'
+    run.close("complete")
+
+
+def test_a_resumed_run_finds_its_records_after_a_cut_line_and_appends_at_the_right_place(
+        tmp_path):
+    run = RunDirectory.open(tmp_path / "run", MANIFEST)
+    run.append({"key": "a", "status": "ok", "v": "ä" * 3})  # multi-byte: offsets are bytes
+    run.close("interrupted")
+    with open(tmp_path / "run" / "records.jsonl", "ab") as handle:
+        handle.write(b'{"key": "b", "status": "o')  # the crash cut this line short
+    run = RunDirectory.open(tmp_path / "run", MANIFEST)
+    stored = run.successful_records()
+    run.append({"key": "c", "status": "ok", "v": 3})
+    assert {k: stored[k]["v"] for k in stored} == {"a": "äää", "c": 3}
+    run.close("complete")
+    run = RunDirectory.open(tmp_path / "run", MANIFEST)
+    assert {k: v["v"] for k, v in run.successful_records().items()} == {"a": "äää", "c": 3}
+    run.close("complete")

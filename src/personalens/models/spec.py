@@ -38,8 +38,8 @@ def load_model(spec: str, *, role: str = "target", ledger: UsageLedger | None = 
     validate_spec(spec)
     kind, _, name = spec.partition("/")
     if spec.startswith("scripted"):
-        provider = (load_rules(Path(spec.removeprefix("scripted:")))
-                    if spec.startswith("scripted:") else ScriptedProvider())
+        provider = (load_rules(Path(spec.removeprefix("scripted:")), keep_calls=False)
+                    if spec.startswith("scripted:") else ScriptedProvider(keep_calls=False))
     elif kind == "local":
         provider = LocalGGUFProvider(resolve_gguf(name), slots=concurrency or 1)
     else:

@@ -1,8 +1,8 @@
 """JSON-schema outputs validated with pydantic, with one repair turn when the reply is invalid."""
 
-import functools
 import json
 import re
+import weakref
 from typing import Any, TypeVar
 
 import pydantic
@@ -16,11 +16,15 @@ T = TypeVar("T", bound=pydantic.BaseModel)
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
 
 
-@functools.cache
+# Built once per class: pydantic rebuilds it on every call, which was ~40 % of generate's CPU
+# at 1,000 people (bench/scaling.py). Weakly keyed, so a class made for one request is freed.
+_SCHEMAS: "weakref.WeakKeyDictionary[type, dict[str, Any]]" = weakref.WeakKeyDictionary()
+
+
 def _json_schema(schema: type[pydantic.BaseModel]) -> dict[str, Any]:
-    # Built once per class: pydantic rebuilds it on every call, which was ~40 % of generate's
-    # CPU at 1,000 people (bench/scaling.py).
-    return schema.model_json_schema()
+    if schema not in _SCHEMAS:
+        _SCHEMAS[schema] = schema.model_json_schema()
+    return _SCHEMAS[schema]
 
 
 def response_format(schema: type[pydantic.BaseModel]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from personalens.population.remote_generation import generate_remotely, write_fi
 from personalens.report.run_page import run_page
 from personalens.runs import (
     ItemFailure,
+    ItemRecords,
     Lens,
     Metrics,
     Outcome,
@@ -180,7 +181,7 @@ class Generation(Lens):
         write_files(self.options.out, result["files"])
         return {"stats": result["stats"]}
 
-    def summarise(self, records: list[dict], tally: Tally) -> GenerationMetrics:
+    def summarise(self, records: ItemRecords, tally: Tally) -> GenerationMetrics:
         communities = {r["key"]: r["stats"] if r["status"] == "ok"
                        else {"failed": r["error"]["message"]} for r in records}
         return GenerationMetrics(complete=tally.complete, communities=communities,
@@ -188,7 +189,7 @@ class Generation(Lens):
                                  data=str(self.options.out / "synthetic_data"))
 
     def render_report(self, metrics: GenerationMetrics, tally: Tally, manifest: dict,
-                      records: list[dict]) -> str:
+                      records: ItemRecords) -> str:
         config = manifest["config"]
         return run_page(
             self.title, tally, manifest,

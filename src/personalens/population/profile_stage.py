@@ -5,6 +5,7 @@ integer bounds), with one repair turn; a person whose profile still fails is rec
 failure, never kept half-valid.
 """
 
+import functools
 from typing import Any, Literal
 
 import networkx as nx
@@ -35,9 +36,19 @@ def _field(spec: AttributeSpec, max_entries: int) -> tuple[Any, Any]:
 
 def attribute_model(specs: list[AttributeSpec],
                     max_entries: int = MAX_LIST_ENTRIES) -> type[pydantic.BaseModel]:
-    """A pydantic model with one typed, bounded field per attribute."""
-    return pydantic.create_model("Attributes",
-                                 **{s.key: _field(s, max_entries) for s in specs})
+    """A pydantic model with one typed, bounded field per attribute.
+
+    One class per distinct set of attributes, made once: a class per request cost its schema
+    build every time and kept ~25 KB per person alive in pydantic's caches (bench/scaling.py).
+    """
+    return _attribute_model(tuple(s.model_dump_json() for s in specs), max_entries)
+
+
+@functools.lru_cache(maxsize=1024)
+def _attribute_model(specs: tuple[str, ...], max_entries: int) -> type[pydantic.BaseModel]:
+    fields = {spec.key: _field(spec, max_entries)
+              for spec in map(AttributeSpec.model_validate_json, specs)}
+    return pydantic.create_model("Attributes", **fields)
 
 
 def clean(value: Any) -> Any:

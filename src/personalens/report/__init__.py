@@ -8,7 +8,12 @@ from personalens.report.plots import (
     line_plot,
     scatter,
 )
-from personalens.report.question_browser import BrowserEntry
+from personalens.report.question_browser import (
+    ENTRY_LIMIT,
+    BrowserEntry,
+    BrowserItems,
+    first_entries,
+)
 
-__all__ = ["BrowserEntry", "HtmlReport", "bars_with_ci", "grouped_bars", "interaction_plot",
-           "line_plot", "scatter"]
+__all__ = ["ENTRY_LIMIT", "BrowserEntry", "BrowserItems", "HtmlReport", "bars_with_ci",
+           "first_entries", "grouped_bars", "interaction_plot", "line_plot", "scatter"]

@@ -4,7 +4,12 @@ import base64
 import html
 from collections.abc import Sequence
 
-from personalens.report.question_browser import SCRIPT_HASH, BrowserEntry, render_browser
+from personalens.report.question_browser import (
+    ENTRY_LIMIT,
+    SCRIPT_HASH,
+    BrowserEntry,
+    render_browser,
+)
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
@@ -47,11 +52,13 @@ class HtmlReport:
                            f"{html.escape(caption)}</figcaption></figure>")
 
     def browser(self, entries: Sequence[BrowserEntry], facets: Sequence[str], *,
-                heading: str | None = "Browse entries", limit: int = 20_000) -> None:
+                heading: str | None = "Browse entries", limit: int = ENTRY_LIMIT,
+                total: int | None = None) -> None:
         """A per-entry browser (title, facet tags, plain-text fields) filtered by `facets`,
-        one page of entries at a time; entries beyond `limit` are left out, and counted."""
+        one page of entries at a time; entries beyond `limit` (or `total` - len(entries) of
+        them, when the caller already kept only the first) are left out, and counted."""
         self._parts.append(render_browser(entries, facets, prefix=f"qb{len(self._parts)}",
-                                          heading=heading, limit=limit))
+                                          heading=heading, limit=limit, total=total))
 
     def render(self) -> str:
         # The only script allowed is the item browser's own, by its hash: a payload that

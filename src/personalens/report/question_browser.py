@@ -16,14 +16,17 @@ data attributes and selectors are built from indices, never from the text itself
 
 import base64
 import hashlib
+import heapq
 import html
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 NONE_LABEL = "(none)"
 PAGE_SIZE = 50
+ENTRY_LIMIT = 20_000  # entries embedded in one report; the rest are counted, not shown
 
 _BASE_STYLE = """
 .qb{margin:1em 0}
@@ -99,6 +102,33 @@ class BrowserEntry:
     fields: list[tuple[str, str]]  # (label, text) shown in order, as preserved plain text
 
 
+@dataclass(frozen=True)
+class BrowserItems:
+    """What a report's browser shows: its entries in order (at most its limit), its facets,
+    and how many entries there were in all (the rest are counted as left out)."""
+
+    entries: list[BrowserEntry]
+    facets: list[str]
+    total: int
+
+
+def first_entries(ranked: Iterable[tuple[Any, BrowserEntry]], facets: Sequence[str],
+                  limit: int = ENTRY_LIMIT) -> BrowserItems:
+    """The `limit` entries of smallest rank, in rank order (ties in the order given), from
+    (rank, entry) pairs made one at a time: a run's records are read as they are iterated, so
+    at most `limit` entries are held, however many items the run has."""
+    total = 0
+
+    def counted() -> Iterable[tuple[Any, BrowserEntry]]:
+        nonlocal total
+        for pair in ranked:
+            total += 1
+            yield pair
+
+    kept = heapq.nsmallest(limit, counted(), key=lambda pair: pair[0])
+    return BrowserItems([entry for _, entry in kept], list(facets), total)
+
+
 def _esc(text: object) -> str:
     return html.escape(str(text), quote=True)
 
@@ -111,11 +141,13 @@ def _json_block(value: object) -> str:
 
 
 def render_browser(entries: Sequence[BrowserEntry], facets: Sequence[str], *, prefix: str,
-                   heading: str | None = "Browse entries", limit: int = 20_000,
-                   page_size: int = PAGE_SIZE) -> str:
+                   heading: str | None = "Browse entries", limit: int = ENTRY_LIMIT,
+                   page_size: int = PAGE_SIZE, total: int | None = None) -> str:
     """The browser's HTML (with its own <style> block and the SCRIPT). `prefix` must be unique
     in the page and be a safe identifier (the caller builds it; it never holds user text).
-    Entries beyond `limit` are left out, and counted; `page_size` entries show at a time."""
+    Entries beyond `limit` are left out, and counted; `page_size` entries show at a time.
+    `total` is how many entries there were when the caller kept only the first ones
+    (`first_entries`); by default, len(entries)."""
     if limit < 0:
         raise ValueError(f"limit must be >= 0, got {limit}")
     if page_size < 1:
@@ -124,7 +156,8 @@ def render_browser(entries: Sequence[BrowserEntry], facets: Sequence[str], *, pr
         raise ValueError(f"prefix must be a plain identifier, got {prefix!r}")
     facets = list(dict.fromkeys(facets))
     shown = list(entries[:limit])
-    left_out = len(entries) - len(shown)
+    total = len(entries) if total is None else total
+    left_out = total - len(shown)
 
     # Value index per facet, over the entries on the page (a value seen only in left-out
     # entries would filter to nothing). Values are sorted so the order is stable.
@@ -193,7 +226,7 @@ def render_browser(entries: Sequence[BrowserEntry], facets: Sequence[str], *, pr
         parts.append(f'<div class="qb-facets">{"".join(groups)}</div>')
     note = f"{len(shown)} {'entry' if len(shown) == 1 else 'entries'}"
     if left_out:
-        note = (f"Showing the first {len(shown)} of {len(entries)} entries; "
+        note = (f"Showing the first {len(shown)} of {total} entries; "
                 f"{left_out} left out.")
     elif not shown:
         note = "No entries."

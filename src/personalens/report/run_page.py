@@ -4,11 +4,12 @@ failures, model usage, and where the numbers come from."""
 from collections.abc import Callable
 
 from personalens.report.html_report import HtmlReport
+from personalens.report.question_browser import BrowserItems
 
 
 def run_page(title: str, tally, manifest: dict, *, summary: str,
              sections: Callable[[HtmlReport], None],
-             browser: tuple[list, list[str]] | None = None) -> str:
+             browser: BrowserItems | None = None) -> str:
     """`summary` is one line about the data and model; `sections` adds the lens's own parts.
 
     `tally` is the harness's count (`runs.Tally`): its `failures` are {key, kind, message,
@@ -17,8 +18,9 @@ def run_page(title: str, tally, manifest: dict, *, summary: str,
     report = HtmlReport(title)
     report.paragraph(f"{summary} · status: {manifest.get('status', 'running').upper()}")
     sections(report)
-    if browser is not None and browser[0]:
-        report.browser(*browser, heading="Every item (filter by the buttons; click one to open it)")
+    if browser is not None and browser.entries:
+        report.browser(browser.entries, browser.facets, total=browser.total,
+                       heading="Every item (filter by the buttons; click one to open it)")
     _failures(report, tally.failures, tally.step_failures)
     _usage(report, manifest)
     report.heading("Where these numbers come from")

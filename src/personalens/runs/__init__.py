@@ -4,12 +4,13 @@ crash and never lose a record."""
 from personalens.runs.atomic import write_atomic
 from personalens.runs.failures import Failure, ItemFailure, RecordedFailure
 from personalens.runs.harness import Outcome, run_lens
+from personalens.runs.item_records import ItemRecords
 from personalens.runs.lens import Lens, Metrics, RunContext, RunIdentity, Tally
 from personalens.runs.provenance import fingerprint, package_versions
 from personalens.runs.run_directory import METRICS, RECORDS, REPORT, RunDirectory
 from personalens.runs.step_store import StepFailed, StepStore
 
-__all__ = ["METRICS", "RECORDS", "REPORT", "Failure", "ItemFailure", "Lens", "Metrics",
-           "Outcome", "RecordedFailure", "RunContext", "RunDirectory", "RunIdentity",
+__all__ = ["METRICS", "RECORDS", "REPORT", "Failure", "ItemFailure", "ItemRecords", "Lens",
+           "Metrics", "Outcome", "RecordedFailure", "RunContext", "RunDirectory", "RunIdentity",
            "StepFailed", "StepStore", "Tally", "fingerprint", "package_versions", "run_lens",
            "write_atomic"]

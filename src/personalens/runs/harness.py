@@ -15,6 +15,7 @@ from pathlib import Path
 
 from personalens.errors import InputError
 from personalens.runs.failures import RecordedFailure
+from personalens.runs.item_records import ItemRecords
 from personalens.runs.lens import Lens, Metrics, RunContext, Tally
 from personalens.runs.progress import ItemProgress
 from personalens.runs.provenance import package_versions
@@ -62,8 +63,7 @@ async def _lifecycle(lens: Lens, run: RunDirectory, progress: ItemProgress) -> O
         progress.start(total=len(items), completed=len(items) - len(todo))
         await lens.prepare(todo)
         await _run_items(lens, todo, steps, progress)
-        records = [steps.done.get(item.key) or steps.failed_items[item.key] for item in items
-                   if item.key in steps.done or item.key in steps.failed_items]
+        records = ItemRecords([item.key for item in items], steps.done, steps.failed_items)
         await lens.finish(records)  # may still call models (cross-item steps), so before aclose
     finally:
         progress.stop()
@@ -105,9 +105,10 @@ async def _run_items(lens: Lens, todo: list, steps: StepStore,
             group.create_task(one(item))
 
 
-def _tally(items: list, records: list[dict], steps: StepStore) -> Tally:
+def _tally(items: list, records: ItemRecords, steps: StepStore) -> Tally:
     item_keys = {item.key for item in items}
-    failures = [_flat(r) for r in records if r["status"] != "ok"]
+    failures = [_flat(steps.failed_items[item.key]) for item in items
+                if item.key not in steps.done and item.key in steps.failed_items]
     # A step whose failure failed its item is listed once, as the item (StepFailed names it).
     named = {f["message"].split(": ", 1)[0] for f in failures}
     return Tally(n_planned=len(items), n_recorded=len(records), failures=failures,

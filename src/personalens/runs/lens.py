@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pydantic
 
+from personalens.runs.item_records import ItemRecords
 from personalens.runs.usage import UsageLedger
 
 if TYPE_CHECKING:
@@ -124,16 +125,19 @@ class Lens(ABC):
     async def run_item(self, item: Any) -> dict:
         """The item's record fields; raise a RecordedFailure when it fails for good."""
 
-    async def finish(self, records: list[dict]) -> None:
+    async def finish(self, records: ItemRecords) -> None:
         """Files the lens writes from its records (a built dataset)."""
         return None
 
+    # `records` (here and above) is read from the run directory as it is iterated, so a run's
+    # size is bounded by what the lens keeps of each record: keep the fields a metric needs,
+    # not the records (`list(records)` would hold them all).
     @abstractmethod
-    def summarise(self, records: list[dict], tally: Tally) -> Metrics: ...
+    def summarise(self, records: ItemRecords, tally: Tally) -> Metrics: ...
 
     @abstractmethod
     def render_report(self, metrics: Metrics, tally: Tally, manifest: dict,
-                      records: list[dict]) -> str:
+                      records: ItemRecords) -> str:
         """report.html: the lens's sections inside `report.run_page`'s shared frame."""
 
     async def aclose(self) -> None:

@@ -5,6 +5,9 @@ survives `kill -9` of this process. The fsync (which guards against the machine 
 down) is what costs: done per record on the event loop it stalled every concurrent item. Here
 one thread fsyncs whenever lines were written since its last fsync, so a burst of records
 shares one, the loop never waits, and `close` fsyncs whatever is left.
+
+`write` returns the offset its line starts at (this process is the file's only writer, under
+the run directory's lock), so a record can be read back later without keeping it in memory.
 """
 
 import os
@@ -15,15 +18,19 @@ from pathlib import Path
 class RecordLog:
     def __init__(self, path: Path):
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._end = os.fstat(self._fd).st_size
         self._written = threading.Event()
         self._closing = False
         self._thread = threading.Thread(target=self._sync_loop, name="records-fsync",
                                         daemon=True)
         self._thread.start()
 
-    def write(self, line: bytes) -> None:
+    def write(self, line: bytes) -> int:
+        offset = self._end
         os.write(self._fd, line)
+        self._end += len(line)
         self._written.set()
+        return offset
 
     def _sync_loop(self) -> None:
         while True:

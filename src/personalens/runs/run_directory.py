@@ -4,12 +4,14 @@ import fcntl
 import json
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from personalens.errors import InputError
 from personalens.runs.atomic import write_atomic
 from personalens.runs.record_log import RecordLog
+from personalens.runs.stored_records import StoredRecords, scan
 
 MANIFEST = "manifest.json"
 RECORDS = "records.jsonl"
@@ -26,6 +28,7 @@ class RunDirectory:
         self._lock_fd = lock_fd
         self.manifest = manifest
         self._log: RecordLog | None = None  # opened by the first append
+        self._stored: StoredRecords | None = None  # set by successful_records
 
     @classmethod
     def open(cls, path: Path, manifest: dict[str, Any]) -> "RunDirectory":
@@ -66,40 +69,38 @@ class RunDirectory:
         write_atomic(self.path / MANIFEST, json.dumps(self.manifest, indent=2, sort_keys=True))
 
     def records(self) -> dict[str, dict[str, Any]]:
-        """Records by key (a later record for a key replaces an earlier one).
+        """Every record by key, failed ones too (a later record for a key replaces an earlier
+        one). Holds them all: for inspection; a run reads `successful_records`."""
+        places = self._scan()
+        stored = StoredRecords(self.path / RECORDS, {k: p[:2] for k, p in places.items()})
+        try:
+            return dict(stored.items())
+        finally:
+            stored.close()
 
-        A line cut short by a crash mid-write is removed, so appends continue on a clean file.
-        """
+    def _scan(self) -> dict[str, tuple[int, int, bool]]:
+        """Where each key's latest record lies. A line cut short by a crash mid-write is
+        removed, so appends continue on a clean file."""
         path = self.path / RECORDS
         if not path.exists():
             return {}
-        data = path.read_bytes()
-        complete, _, partial = data.rpartition(b"\n")
-        if partial:
-            os.truncate(path, len(complete) + 1 if complete else 0)
-        by_key: dict[str, dict[str, Any]] = {}
-        for number, line in enumerate(complete.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                raise InputError(f"line {number} is not JSON; the run directory is damaged",
-                                 where=str(path)) from None
-            if not isinstance(record, dict) or "key" not in record:
-                raise InputError(f"line {number} has no record key; the run directory is "
-                                 "damaged", where=str(path))
-            by_key[record["key"]] = record
-        return by_key
+        places, complete = scan(path)
+        if complete != path.stat().st_size:
+            os.truncate(path, complete)
+        return places
 
     def append(self, record: dict[str, Any]) -> str:
         """Append one record as one write(2) of one line (fsynced in groups, see RecordLog).
 
-        Returns the line as written (what a replay will read)."""
+        Returns the line as written (what a replay will read). A successful record joins
+        `successful_records`' mapping."""
         text = record_line(record)
         if self._log is None:
             self._log = RecordLog(self.path / RECORDS)
-        self._log.write((text + "\n").encode())
+        line = (text + "\n").encode()
+        offset = self._log.write(line)
+        if self._stored is not None and record.get("status") == "ok":
+            self._stored.add(record["key"], offset, len(line) - 1)
         return text
 
     def _close_log(self) -> None:
@@ -107,19 +108,27 @@ class RunDirectory:
             self._log.close()
             self._log = None
 
-    def successful_records(self) -> dict[str, dict[str, Any]]:
-        """Records with status "ok"; failed ones are dropped from disk, to be retried.
+    def successful_records(self) -> StoredRecords:
+        """Records with status "ok", by key, read from disk when looked up (only their places
+        are in memory); records appended later with status "ok" join it.
 
-        Rewriting (atomically) before the retry keeps exactly one record per key.
+        Failed records are dropped from disk, to be retried: rewriting (atomically, line by
+        line) before the retry keeps exactly one record per key.
         """
-        records = self.records()
-        ok = {k: r for k, r in records.items() if r["status"] == "ok"}
-        if len(ok) != len(records):
+        places = self._scan()
+        ok = {k: (offset, length) for k, (offset, length, good) in places.items() if good}
+        path = self.path / RECORDS
+        if len(ok) != len(places):
             self._close_log()  # the rewrite replaces the file the log holds open
-            text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n"
-                           for r in ok.values())
-            write_atomic(self.path / RECORDS, text)
-        return ok
+            ok = _rewrite(path, ok)
+        self._close_stored()
+        self._stored = StoredRecords(path, ok)
+        return self._stored
+
+    def _close_stored(self) -> None:
+        if self._stored is not None:
+            self._stored.close()
+            self._stored = None
 
     def write_outputs(self, metrics: dict[str, Any], report_html: str) -> None:
         write_atomic(self.path / METRICS, json.dumps(metrics, indent=2, sort_keys=True))
@@ -127,6 +136,7 @@ class RunDirectory:
 
     def close(self, status: str) -> None:
         self._close_log()
+        self._close_stored()
         self.write_manifest(status=status, finished_at=_now())
         fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
         os.close(self._lock_fd)
@@ -150,6 +160,27 @@ def step_recorded(path: Path, key: str) -> bool:
             if record.get("key") == key and record.get("status") == "ok":
                 return True
     return False
+
+
+def _rewrite(path: Path, keep: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+    """Rewrite records.jsonl with only the lines at `keep`, in order, copied byte for byte
+    one at a time; returns their places in the new file."""
+    old = StoredRecords(path, keep)
+    places: dict[str, tuple[int, int]] = {}
+
+    def lines() -> Iterator[bytes]:
+        offset = 0
+        for key in keep:
+            line = old.raw(key) + b"\n"
+            places[key] = (offset, len(line) - 1)
+            offset += len(line)
+            yield line
+
+    try:
+        write_atomic(path, lines())
+    finally:
+        old.close()
+    return places
 
 
 def _read_manifest(path: Path) -> dict[str, Any] | None:

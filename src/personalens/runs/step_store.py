@@ -7,7 +7,7 @@ failure shape and retried by the next run.
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from personalens.runs.failures import RecordedFailure
@@ -24,13 +24,18 @@ class StepFailed(RecordedFailure):
 
 
 class StepStore:
-    """The records of a run: finished ones replayed, failed ones dropped so they are retried."""
+    """The records of a run: finished ones replayed, failed ones dropped so they are retried.
+
+    `done` maps each finished key to its record. For a run directory it is the directory's
+    `StoredRecords`: records stay on disk and are read back when asked for, so memory does not
+    grow with the run; the directory adds each successful record as it is appended.
+    """
 
     def __init__(self, run: RunDirectory | None, on_step: Callable[[], None] = lambda: None,
-                 done: dict[str, dict] | None = None):
+                 done: Mapping[str, dict] | None = None):
         self.run = run
         self.on_step = on_step
-        self.done = run.successful_records() if done is None else dict(done)
+        self.done: Mapping[str, dict] = run.successful_records() if done is None else dict(done)
         self.failures: list[dict] = []  # failed steps and items of this session
         self.failed_items: dict[str, dict] = {}
         self._running: dict[str, asyncio.Task] = {}  # steps being computed right now
@@ -41,15 +46,15 @@ class StepStore:
         What is kept is exactly what a replay would read (keys sorted as the record stores
         them), so a resumed run writes byte-identical files.
         """
-        record = json.loads(self._write(record))  # serialised once, read back as replayed
-        if record["status"] == "ok":
-            self.done[record["key"]] = record
-        else:
+        text = self._write(record)
+        if record["status"] != "ok":
+            record = json.loads(text)  # as a replay reads it
             self.failures.append(record)
             if item:
                 self.failed_items[record["key"]] = record
 
     def _write(self, record: dict) -> str:
+        """Store the record (a successful one joins `done`); the line as stored."""
         return self.run.append(record)
 
     async def get(self, key: str, compute: Callable[[], Awaitable[Any]]) -> Any:
@@ -92,4 +97,7 @@ class DetachedSteps(StepStore):
 
     def _write(self, record: dict) -> str:
         self.new.append(record)
-        return record_line(record)
+        text = record_line(record)
+        if record["status"] == "ok":
+            self.done[record["key"]] = json.loads(text)  # as a replay reads it
+        return text

@@ -61,8 +61,15 @@ def _condition(retriever: str, noise: str, records: list[dict], answered: bool) 
     return result
 
 
+# What the metrics read of a record; the rest (question, retrieved ids, answer text) is left
+# on disk, so summarising a large run holds a few numbers per record.
+_SCORED = ("key", "status", "retriever", "noise", "category", "retrieval", "end_to_end",
+           "outdated_recall", "error")
+
+
 def summarise(records: Iterable[dict], *, n_planned: int, answered: bool) -> dict:
-    records = sorted(records, key=lambda r: r["key"])
+    records = sorted(({f: r[f] for f in _SCORED if f in r} for r in records),
+                     key=lambda r: r["key"])
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in records:
         groups.setdefault((r["retriever"], r["noise"]), []).append(r)

@@ -13,7 +13,7 @@ from personalens.population.release_reader import load_communities
 from personalens.report.run_page import run_page
 from personalens.retrieval import DenseRetriever, get_retriever
 from personalens.retrieval.distributed import attach_executor
-from personalens.runs import Lens, Outcome, RunIdentity, Tally, fingerprint, run_lens
+from personalens.runs import ItemRecords, Lens, Outcome, RunIdentity, Tally, fingerprint, run_lens
 from personalens.runs.executor import Executor, LocalExecutor
 
 
@@ -112,12 +112,12 @@ class PersonabenchEval(Lens):
     async def run_item(self, item: Item) -> dict:
         return await self.evaluation.record(item)
 
-    def summarise(self, records: list[dict], tally: Tally) -> PersonabenchMetrics:
+    def summarise(self, records: ItemRecords, tally: Tally) -> PersonabenchMetrics:
         return PersonabenchMetrics.model_validate(summarise(
             records, n_planned=tally.n_planned, answered=self.options.model is not None))
 
     def render_report(self, metrics: PersonabenchMetrics, tally: Tally, manifest: dict,
-                      records: list[dict]) -> str:
+                      records: ItemRecords) -> str:
         config = manifest["config"]
         return run_page(
             self.title, tally, manifest,

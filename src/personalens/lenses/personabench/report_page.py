@@ -2,10 +2,18 @@
 browser of every question with what was retrieved, what the model said and the gold answer."""
 
 import json
+from collections.abc import Iterable
 
 from personalens.lenses.personabench.analysis import CATEGORIES
 from personalens.lenses.personabench.metrics import Condition, PersonabenchMetrics, Scores
-from personalens.report import BrowserEntry, HtmlReport, grouped_bars, line_plot
+from personalens.report import (
+    BrowserEntry,
+    BrowserItems,
+    HtmlReport,
+    first_entries,
+    grouped_bars,
+    line_plot,
+)
 
 _ROWS = (*CATEGORIES, "overall")
 FACETS = ["category", "condition", "outcome"]
@@ -63,10 +71,9 @@ def _bounds(low: float | None, high: float | None) -> str | None:
     return None if low is None or high is None else f"{low:.3f}–{high:.3f}"
 
 
-def browser_entries(records: list[dict]) -> tuple[list[BrowserEntry], list[str]]:
+def browser_entries(records: Iterable[dict]) -> BrowserItems:
     """One entry per question and condition, wrong and failed answers first."""
-    entries = [_entry(r) for r in sorted(records, key=_wrong_first)]
-    return entries, FACETS
+    return first_entries(((_wrong_first(r), _entry(r)) for r in records), FACETS)
 
 
 def _outcome(record: dict) -> str:

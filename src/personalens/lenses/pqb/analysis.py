@@ -34,6 +34,16 @@ def pairs(records: list[dict]) -> list[tuple[dict, dict]]:
     return [pair for group in by_item.values() for pair in combinations(group, 2)]
 
 
+_SCORED = ("key", "parent_asin", "syntax_query", "typo_query", "random_typo_query",
+           "rank_clean", "rank_typo", "rank_random_typo")
+
+
+def scored(record: dict) -> dict:
+    """What the metrics read of a record (not the rankings' heads kept for the browser), so a
+    large run's summary holds a few fields per query."""
+    return {f: record[f] for f in _SCORED if f in record}
+
+
 def summarise(records: list[dict], seed: int = 0) -> dict:
     records = sorted(records, key=lambda r: r["key"])
     both = pairs(records)

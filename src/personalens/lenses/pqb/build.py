@@ -52,6 +52,7 @@ from personalens.report.run_page import run_page
 from personalens.retrieval import DenseRetriever
 from personalens.runs import (
     ItemFailure,
+    ItemRecords,
     Lens,
     Metrics,
     Outcome,
@@ -249,7 +250,7 @@ class PqbBuild(Lens):
         result = await _build_item(self.context, item.product, item.users)
         return {**result, "outcome": result.pop("status")}
 
-    async def finish(self, records: list[dict]) -> None:
+    async def finish(self, records: ItemRecords) -> None:
         results = [await _with_typos(self.context, _result(r)) for r in records]
         _write_dataset(self.options.out, self.options.source, results)
         write_atomic(self.options.out / "typo_profiles.json", json.dumps(
@@ -257,14 +258,14 @@ class PqbBuild(Lens):
             sort_keys=True))
         self.results = results
 
-    def summarise(self, records: list[dict], tally: Tally) -> BuildMetrics:
+    def summarise(self, records: ItemRecords, tally: Tally) -> BuildMetrics:
         return BuildMetrics.model_validate({
             **summarise(self.results, self.context, self.options.source),
             "complete": tally.complete, "failures": tally.failures + tally.step_failures,
             "out": str(self.options.out)})
 
     def render_report(self, metrics: BuildMetrics, tally: Tally, manifest: dict,
-                      records: list[dict]) -> str:
+                      records: ItemRecords) -> str:
         config = manifest["config"]
         return run_page(
             self.title, tally, manifest,

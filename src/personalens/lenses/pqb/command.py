@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from personalens.errors import InputError
-from personalens.lenses.pqb.analysis import MAX_K, summarise
+from personalens.lenses.pqb.analysis import MAX_K, scored, summarise
 from personalens.lenses.pqb.metrics import PqbMetrics
 from personalens.lenses.pqb.release_format import QueryGroup, QueryRecord, load_corpus, load_queries
 from personalens.lenses.pqb.report_page import SHOWN, browser_entries, report_sections
@@ -14,6 +14,7 @@ from personalens.report.run_page import run_page
 from personalens.retrieval import get_retriever
 from personalens.retrieval.distributed import attach_executor
 from personalens.runs import (
+    ItemRecords,
     Lens,
     Outcome,
     RecordedFailure,
@@ -149,13 +150,14 @@ class PqbEval(Lens):
             return None
         return self.ranked.ids[query].index(asin) + 1
 
-    def summarise(self, records: list[dict], tally: Tally) -> PqbMetrics:
-        metrics = summarise([r for r in records if r["status"] == "ok"], seed=self.options.seed)
+    def summarise(self, records: ItemRecords, tally: Tally) -> PqbMetrics:
+        metrics = summarise([scored(r) for r in records if r["status"] == "ok"],
+                            seed=self.options.seed)
         return PqbMetrics.model_validate({**metrics, "retriever": self.options.retriever,
                                           "failures": tally.failures})
 
     def render_report(self, metrics: PqbMetrics, tally: Tally, manifest: dict,
-                      records: list[dict]) -> str:
+                      records: ItemRecords) -> str:
         config = manifest["config"]
         return run_page(
             self.title, tally, manifest,

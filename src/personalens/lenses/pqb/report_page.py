@@ -1,10 +1,20 @@
 """The PQB sections of report.html: flip rate against K, clean vs typo hits, MRR, and a browser
 of every item's pair of users with their queries and rankings."""
 
+import heapq
+from collections.abc import Iterable
+
 from personalens.lenses.pqb.analysis import KS, pairs
 from personalens.lenses.pqb.metrics import PqbMetrics
 from personalens.population.typo_habits import KINDS
-from personalens.report import BrowserEntry, HtmlReport, grouped_bars, line_plot
+from personalens.report import (
+    ENTRY_LIMIT,
+    BrowserEntry,
+    BrowserItems,
+    HtmlReport,
+    grouped_bars,
+    line_plot,
+)
 
 SHOWN = 10  # ranking ids kept per query for the browser
 FACETS = ["flip@1", "flip@10", "typo hurt"]
@@ -60,22 +70,32 @@ def _random_typo_table(report: HtmlReport, metrics: PqbMetrics) -> None:
                    hit["personal_minus_random"][str(k)].ci_high] for k in KS])
 
 
-def browser_entries(records: list[dict]) -> tuple[list[BrowserEntry], list[str]]:
-    """One entry per pair of users asking for the same item: flips first."""
-    ok = [r for r in records if r["status"] == "ok"]
-    entries = [_pair_entry(a, b) for a, b in pairs(ok)]
-    entries.sort(key=lambda e: (e.facets["flip@1"] != "flips", e.title))
-    return entries, FACETS
+def browser_entries(records: Iterable[dict]) -> BrowserItems:
+    """One entry per pair of users asking for the same item: flips first.
+
+    The pairs are ranked from each record's key, item and clean rank alone; a second pass over
+    the records keeps only the shown pairs' records, so a large run never holds them all.
+    """
+    ranks = [{f: r[f] for f in ("key", "parent_asin", "rank_clean")}
+             for r in records if r["status"] == "ok"]
+    ranked = pairs(ranks)
+    shown = heapq.nsmallest(ENTRY_LIMIT, ranked, key=lambda p: (
+        _flips(*p, 1) != "flips", f"item {p[0]['parent_asin']}"))
+    wanted = {r["key"] for pair in shown for r in pair}
+    full = {r["key"]: r for r in records if r["key"] in wanted}
+    return BrowserItems([_pair_entry(full[a["key"]], full[b["key"]]) for a, b in shown],
+                        FACETS, total=len(ranked))
 
 
 def _hit(rank: int | None, k: int) -> bool:
     return rank is not None and rank <= k
 
 
-def _pair_entry(a: dict, b: dict) -> BrowserEntry:
-    def flips(k: int) -> str:
-        return "flips" if _hit(a["rank_clean"], k) != _hit(b["rank_clean"], k) else "same"
+def _flips(a: dict, b: dict, k: int) -> str:
+    return "flips" if _hit(a["rank_clean"], k) != _hit(b["rank_clean"], k) else "same"
 
+
+def _pair_entry(a: dict, b: dict) -> BrowserEntry:
     hurt = any(r["typo_query"] is not None and _hit(r["rank_clean"], 10)
                and not _hit(r["rank_typo"], 10) for r in (a, b))
     fields = []
@@ -89,5 +109,5 @@ def _pair_entry(a: dict, b: dict) -> BrowserEntry:
             fields.append((f"{record['uid']} · {label} (rank {record[f'rank_{kind}'] or '>20'})",
                            f"{text}\ntop {len(top)}: {', '.join(top)}"))
     return BrowserEntry(title=f"item {a['parent_asin']}", fields=fields, facets={
-        "flip@1": flips(1), "flip@10": flips(10),
+        "flip@1": _flips(a, b, 1), "flip@10": _flips(a, b, 10),
         "typo hurt": "yes (hit@10 lost)" if hurt else "no"})

@@ -33,6 +33,7 @@ from personalens.retrieval import DenseRetriever
 from personalens.retrieval.dense import BUNDLED_MINILM
 from personalens.runs import (
     ItemFailure,
+    ItemRecords,
     Lens,
     Metrics,
     Outcome,
@@ -197,7 +198,7 @@ class PrefdiscoBuild(Lens):
             seed=self.options.seed)
         return {"task": item.source.task, "record": record}
 
-    async def finish(self, records: list[dict]) -> None:
+    async def finish(self, records: ItemRecords) -> None:
         data = self.options.out / "data"
         data.mkdir(parents=True, exist_ok=True)
         by_task: dict[str, list[dict]] = {}
@@ -211,7 +212,7 @@ class PrefdiscoBuild(Lens):
         write_atomic(self.options.out / "attribute_library.json",
                      json.dumps(list(self.library.entries.values()), indent=1))
 
-    def summarise(self, records: list[dict], tally: Tally) -> BuildMetrics:
+    def summarise(self, records: ItemRecords, tally: Tally) -> BuildMetrics:
         ok = [r for r in records if r["status"] == "ok"]
         tasks: dict[str, int] = {}
         for record in ok:
@@ -222,7 +223,7 @@ class PrefdiscoBuild(Lens):
                             library_merges=self.library.merges, failures=tally.failures)
 
     def render_report(self, metrics: BuildMetrics, tally: Tally, manifest: dict,
-                      records: list[dict]) -> str:
+                      records: ItemRecords) -> str:
         def sections(report) -> None:
             report.heading("Built dataset")
             report.table(["task", "instances"], list(metrics.tasks.items()))

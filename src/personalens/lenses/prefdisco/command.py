@@ -23,7 +23,16 @@ from personalens.lenses.prefdisco.simulated_user import UserKind
 from personalens.models import ModelSettings
 from personalens.models.rubric_judge import ScoringMode
 from personalens.report.run_page import run_page
-from personalens.runs import Lens, Outcome, RunContext, RunIdentity, Tally, fingerprint, run_lens
+from personalens.runs import (
+    ItemRecords,
+    Lens,
+    Outcome,
+    RunContext,
+    RunIdentity,
+    Tally,
+    fingerprint,
+    run_lens,
+)
 
 CONDITIONS = ("baseline", "discovery", "oracle")
 
@@ -128,7 +137,7 @@ class PrefdiscoEval(Lens):
     async def run_item(self, item: Item) -> dict:
         return await self.evaluation.record(item)
 
-    def summarise(self, records: list[dict], tally: Tally) -> PrefdiscoMetrics:
+    def summarise(self, records: ItemRecords, tally: Tally) -> PrefdiscoMetrics:
         summary = summarise(records, instances=[(i.key, i.task) for i in self.dataset.instances],
                             conditions=self.options.all_conditions,
                             n_judges=len(self.options.judges))
@@ -140,7 +149,7 @@ class PrefdiscoEval(Lens):
             "failures": tally.failures})
 
     def render_report(self, metrics: PrefdiscoMetrics, tally: Tally, manifest: dict,
-                      records: list[dict]) -> str:
+                      records: ItemRecords) -> str:
         config = manifest["config"]
         models = config["models"]
         return run_page(

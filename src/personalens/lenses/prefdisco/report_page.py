@@ -1,8 +1,18 @@
 """The prefdisco sections of report.html: per-task table, NormAlign bars with CIs, PrefAlign and
 accuracy per condition, questions vs gain, data notes, and every transcript in the browser."""
 
+from collections.abc import Iterable
+
 from personalens.lenses.prefdisco.metrics import PrefdiscoMetrics
-from personalens.report import BrowserEntry, HtmlReport, bars_with_ci, grouped_bars, scatter
+from personalens.report import (
+    BrowserEntry,
+    BrowserItems,
+    HtmlReport,
+    bars_with_ci,
+    first_entries,
+    grouped_bars,
+    scatter,
+)
 
 FACETS = ["condition", "task", "correct", "judge"]
 
@@ -122,11 +132,12 @@ def _data_notes(report: HtmlReport, metrics: PrefdiscoMetrics) -> None:
                       for s in metrics.skipped_invalid])
 
 
-def browser_entries(records: list[dict]) -> tuple[list[BrowserEntry], list[str]]:
-    """Every (instance, condition): transcript, final answer, each criterion's score and why."""
-    entries = [_entry(r) for r in records if r["status"] == "ok" or r.get("transcript")]
-    entries.sort(key=lambda e: (e.facets["correct"] != "wrong", e.title))
-    return entries, FACETS
+def browser_entries(records: Iterable[dict]) -> BrowserItems:
+    """Every (instance, condition): transcript, final answer, each criterion's score and why;
+    wrong answers first."""
+    entries = (_entry(r) for r in records if r["status"] == "ok" or r.get("transcript"))
+    return first_entries((((e.facets["correct"] != "wrong", e.title), e) for e in entries),
+                         FACETS)
 
 
 def _entry(record: dict) -> BrowserEntry:

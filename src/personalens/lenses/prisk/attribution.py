@@ -20,7 +20,15 @@ from personalens.errors import InputError
 from personalens.lenses.prisk.score_table import CONDITIONS, groups, read_scores
 from personalens.report import interaction_plot
 from personalens.report.run_page import run_page
-from personalens.runs import ItemFailure, Lens, Metrics, RunIdentity, Tally, fingerprint
+from personalens.runs import (
+    ItemFailure,
+    ItemRecords,
+    Lens,
+    Metrics,
+    RunIdentity,
+    Tally,
+    fingerprint,
+)
 from personalens.runs.blocking import run_blocking
 from personalens.stats.bootstrap import mean_cis
 from personalens.stats.mixed_effects import CELLS, EFFECTS, Coding, cell_table, fit_attribution
@@ -110,7 +118,7 @@ class PriskStats(Lens):
         return {"group": group.name,
                 **analyse_group(group.rows, coding=self.options.coding, seed=self.options.seed)}
 
-    def summarise(self, records: list[dict], tally: Tally) -> AttributionMetrics:
+    def summarise(self, records: ItemRecords, tally: Tally) -> AttributionMetrics:
         ok = [r for r in records if r["status"] == "ok"]
         lmm = corrected_lmm({r["group"]: r for r in ok}, self.options.correction)
         return AttributionMetrics(
@@ -121,7 +129,7 @@ class PriskStats(Lens):
             n_failed=tally.n_failed, failures=tally.failures)
 
     def render_report(self, metrics: AttributionMetrics, tally: Tally, manifest: dict,
-                      records: list[dict]) -> str:
+                      records: ItemRecords) -> str:
         def sections(report) -> None:
             report.heading("Mixed-effects attribution: score ~ P × M + (1 | record)")
             report.paragraph("REML fits (closed form when every record has all four cells, "

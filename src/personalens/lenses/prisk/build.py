@@ -63,6 +63,7 @@ from personalens.retrieval import DenseRetriever
 from personalens.retrieval.dense import BUNDLED_MINILM
 from personalens.runs import (
     ItemFailure,
+    ItemRecords,
     Lens,
     Metrics,
     Outcome,
@@ -399,7 +400,7 @@ class PriskBuild(Lens):
 
     # --- outputs ------------------------------------------------------------------------------
 
-    async def finish(self, records: list[dict]) -> None:
+    async def finish(self, records: ItemRecords) -> None:
         by_risk: dict[str, list[PriskRecord]] = {}
         for record in records:
             if record["status"] == "ok":
@@ -424,7 +425,7 @@ class PriskBuild(Lens):
                 "generator": self.options.generator.spec,
                 "judge": self.options.judge_settings.spec}
 
-    def summarise(self, records: list[dict], tally: Tally) -> PriskBuildMetrics:
+    def summarise(self, records: ItemRecords, tally: Tally) -> PriskBuildMetrics:
         ok = [r for r in records if r["status"] == "ok"]
         decoys = [r["decoy"] for r in records if r.get("decoy")]
         rejections = Counter(x["check"] for d in decoys for x in d["rejections"])
@@ -451,7 +452,7 @@ class PriskBuild(Lens):
             failures=tally.failures + tally.step_failures)
 
     def render_report(self, metrics: PriskBuildMetrics, tally: Tally, manifest: dict,
-                      records: list[dict]) -> str:
+                      records: ItemRecords) -> str:
         def sections(report) -> None:
             report.heading("Built records")
             report.table(["risk", "queries available", "planned", "written"],

@@ -23,11 +23,20 @@ from personalens.lenses.prisk.evaluation import (
 from personalens.lenses.prisk.memory_index import MemoryIndexes
 from personalens.lenses.prisk.metrics import PriskMetrics
 from personalens.lenses.prisk.records import PriskRecord, load_records
-from personalens.lenses.prisk.report_page import FACETS, browser_entries, report_sections
+from personalens.lenses.prisk.report_page import browser_entries, report_sections
 from personalens.models import ModelSettings
 from personalens.report.run_page import run_page
 from personalens.retrieval import get_retriever
-from personalens.runs import Lens, Outcome, RunContext, RunIdentity, Tally, fingerprint, run_lens
+from personalens.runs import (
+    ItemRecords,
+    Lens,
+    Outcome,
+    RunContext,
+    RunIdentity,
+    Tally,
+    fingerprint,
+    run_lens,
+)
 
 
 @dataclass(frozen=True)
@@ -151,7 +160,7 @@ class PriskEval(Lens):
     async def run_item(self, item: Item) -> dict:
         return await self.evaluation.record(item)
 
-    async def finish(self, records: list[dict]) -> None:
+    async def finish(self, records: ItemRecords) -> None:
         narrowing = [r for r in records if r["status"] == "ok" and r["risk"] == "narrowing"]
         if narrowing:
             self.sets = await answer_sets.build(
@@ -159,7 +168,7 @@ class PriskEval(Lens):
                 usefulness_judge=self.roles.usefulness_judge, steps=self.steps,
                 attempts=self.options.attempts, temperature=self.options.temperatures.judge)
 
-    def summarise(self, records: list[dict], tally: Tally) -> PriskMetrics:
+    def summarise(self, records: ItemRecords, tally: Tally) -> PriskMetrics:
         ok = [r for r in records if r["status"] == "ok"]
         names = [c.name for c in self.conditions]
         scores = analysis.risk_scores(ok, self.sets)
@@ -197,7 +206,7 @@ class PriskEval(Lens):
             n_records=len(ok), n_failed=tally.n_failed, failures=tally.failures)
 
     def render_report(self, metrics: PriskMetrics, tally: Tally, manifest: dict,
-                      records: list[dict]) -> str:
+                      records: ItemRecords) -> str:
         config = manifest["config"]
         models = config["models"]
         return run_page(
@@ -206,7 +215,7 @@ class PriskEval(Lens):
                      f"{models['judge']} · retriever {config['retriever']} (k={config['k']}) · "
                      f"{metrics.n_records} records"),
             sections=lambda report: report_sections(report, metrics),
-            browser=(browser_entries(records), FACETS))
+            browser=browser_entries(records))
 
     async def aclose(self) -> None:
         for model in {id(m): m for m in vars(self.roles).values()}.values():

@@ -2,13 +2,17 @@
 an interaction plot per risk, narrowing coverage, exclusion gaps, the k-sweep, and every
 response in the browser with its scores, reasons and retrieved memories."""
 
+from collections.abc import Iterable, Iterator
+
 from personalens.lenses.prisk.analysis import NARROWING_KEYS, normalised_irp
 from personalens.lenses.prisk.metrics import PriskMetrics
 from personalens.lenses.prisk.score_table import CONDITIONS
 from personalens.report import (
     BrowserEntry,
+    BrowserItems,
     HtmlReport,
     bars_with_ci,
+    first_entries,
     grouped_bars,
     interaction_plot,
     line_plot,
@@ -125,8 +129,12 @@ def _k_sweep(report: HtmlReport, metrics: PriskMetrics) -> None:
                   "IRP (normalised to 0–1) and accuracy against retrieval depth k")
 
 
-def browser_entries(records: list[dict]) -> list[BrowserEntry]:
-    entries = []
+def browser_entries(records: Iterable[dict]) -> BrowserItems:
+    """Every response of every condition, in record order."""
+    return first_entries(enumerate(_entries(records)), FACETS)
+
+
+def _entries(records: Iterable[dict]) -> Iterator[BrowserEntry]:
     for record in records:
         if record["status"] != "ok":
             continue
@@ -148,9 +156,8 @@ def browser_entries(records: list[dict]) -> list[BrowserEntry]:
                                memory["text"]))
             for s, sample in enumerate(answer.get("samples", [])):
                 fields.append((f"sample {s} topics", ", ".join(sample["topics"])))
-            entries.append(BrowserEntry(
+            yield BrowserEntry(
                 title=f"{record['record_id']} · {condition} · {record['question'][:80]}",
                 facets={"risk": record["risk"], "condition": condition,
                         "retrieved": str(answer.get("retrieved", False)).lower()},
-                fields=fields))
-    return entries
+                fields=fields)

@@ -24,13 +24,17 @@ class ScriptedProvider:
     default_concurrency = 8
 
     def __init__(self, rules: list[tuple[str, Reply]] | None = None,
-                 default: Reply = "I don't know."):
+                 default: Reply = "I don't know.", *, keep_calls: bool = True):
         self.rules = [(re.compile(pattern, re.S), reply) for pattern, reply in rules or []]
         self.default = default
+        # Tests read the calls back; a CLI run keeps none, so its memory does not grow with
+        # the number of requests.
+        self.keep_calls = keep_calls
         self.calls: list[list[Message]] = []
 
     async def send(self, messages: list[Message], params: dict[str, Any]) -> Completion:
-        self.calls.append(list(messages))
+        if self.keep_calls:
+            self.calls.append(list(messages))
         last_user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
         reply = next((r for pattern, r in self.rules if pattern.search(last_user)), self.default)
         text = reply(messages, params) if callable(reply) else reply
@@ -38,7 +42,7 @@ class ScriptedProvider:
         return Completion(text=text, usage=Usage(words, len(text.split())))
 
 
-def load_rules(path: Path) -> ScriptedProvider:
+def load_rules(path: Path, *, keep_calls: bool = True) -> ScriptedProvider:
     """Rules from a JSON file: {"rules": [{"pattern": regex, "reply": text}], "default": text}."""
     where = str(path)
     try:
@@ -63,4 +67,4 @@ def load_rules(path: Path) -> ScriptedProvider:
     default = data.get("default", "I don't know.")
     if not isinstance(default, str):
         raise InputError("must be a string", where=f"{where} field 'default'")
-    return ScriptedProvider(rules, default)
+    return ScriptedProvider(rules, default, keep_calls=keep_calls)
