@@ -168,7 +168,8 @@ class Generation(Lens):
     async def _run_remotely(self, item: Community) -> dict:
         """The community on a worker; its step records, files and usage come back here."""
         prefix = f"{item.key}/"
-        done = {k: r for k, r in self.steps.done.items() if k.startswith(prefix)}
+        # Keys first: each record is read from disk, so only this community's are read.
+        done = {k: self.steps.done[k] for k in self.steps.done if k.startswith(prefix)}
         result = await self.options.executor.call(generate_remotely, item.index, self.config,
                                                   self.options.generator, done)
         for record in result["steps"]:

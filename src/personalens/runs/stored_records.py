@@ -76,8 +76,8 @@ def _parsed(line: bytes, number: int, path: Path) -> dict[str, Any]:
         record = json.loads(line)
     except json.JSONDecodeError:
         raise InputError(f"line {number} is not JSON; the run directory is damaged",
-                    where=str(path)) from None
+                         where=str(path)) from None
     if not isinstance(record, dict) or "key" not in record:
         raise InputError(f"line {number} has no record key; the run directory is damaged",
-                    where=str(path))
+                         where=str(path))
     return record

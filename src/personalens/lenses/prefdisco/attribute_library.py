@@ -8,7 +8,7 @@ are the same attribute, and only a "yes" merges them. Each decision is a step of
 
 import asyncio
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
 import numpy as np
@@ -45,11 +45,11 @@ class AttributeLibrary:
         self._lock = asyncio.Lock()
         self.merges = 0  # candidates merged into an existing entry (this session and replayed)
 
-    async def restore(self, recorded: dict[str, dict]) -> None:
+    async def restore(self, recorded: Mapping[str, dict]) -> None:
         """Rebuild from the build's recorded decisions (records keep their order)."""
-        for key, record in recorded.items():
+        for key in recorded:  # keys first: only the decisions' records are read from disk
             if key.startswith(STEP_PREFIX):
-                await self._apply(record["value"])
+                await self._apply(recorded[key]["value"])
 
     async def resolve(self, candidate: Candidate) -> str:
         """The library name for `candidate`: an existing entry's, or its own once added."""
