@@ -8,8 +8,10 @@ is filled by one untimed evaluation of the same data first (with hash-drawn vect
 MiniLM's, see FILL_CACHE: the timed run reads the same rows either way). Curves:
 
 - generate: `personalens generate` with the scripted schema double of the tests
-  (tests/schema_double.py: every JSON-schema request gets a valid object at once), one
-  community of N people, default template and noise levels; the pipeline's own cost.
+  (tests/schema_double.py: every JSON-schema request gets a valid object at once), N people
+  in communities of at most COMMUNITY_SIZE (a community is built whole in memory, because its
+  people's documents refer to each other; a large population is many communities), default
+  template and noise levels; the pipeline's own cost.
 - personabench-bm25: `personabench eval --retriever bm25` on those populations at noise
   0.5 (a personal session and a noise session per item), answers by the `scripted` model
   (the answering path without a real model).
@@ -49,16 +51,16 @@ from devtools_pipe import DevToolsPipe  # noqa: E402
 
 TARGET_SLOPE = 1.15
 SIZES = {
-    "generate": [10, 32, 100, 316, 1000],
-    "personabench-bm25": [10, 32, 100, 316, 1000],
-    "personabench-minilm-warm": [10, 32, 100, 316, 1000],
+    "generate": [10, 30, 100, 300, 1000],
+    "personabench-bm25": [10, 30, 100, 300, 1000],
+    "personabench-minilm-warm": [10, 30, 100, 300, 1000],
     "pqb-bm25": [1_000, 3_162, 10_000, 31_623, 100_000],
     "pqb-style": [10, 32, 100, 316, 1000],
 }
 QUICK = {
-    "generate": [10, 32, 100],
-    "personabench-bm25": [10, 32, 100],
-    "personabench-minilm-warm": [10, 32, 100],
+    "generate": [10, 30, 100],
+    "personabench-bm25": [10, 30, 100],
+    "personabench-minilm-warm": [10, 30, 100],
     "pqb-bm25": [1_000, 3_162, 10_000],
     "pqb-style": [10, 32, 100],
 }
@@ -66,6 +68,7 @@ UNITS = {"generate": "people", "personabench-bm25": "people",
          "personabench-minilm-warm": "people", "pqb-bm25": "corpus items",
          "pqb-style": "users"}
 CURVES = [*SIZES, "report"]
+COMMUNITY_SIZE = 100  # people per generated community at most; sizes above are multiples
 PQB_PAIRS = 500
 
 # `personalens generate` with load_model replaced by the tests' schema-aware scripted double.
@@ -147,12 +150,19 @@ def cli(*args) -> list[str]:
 
 # --- inputs -------------------------------------------------------------------------------
 
+def generate_argv(people: int, out: Path) -> list:
+    """`personalens generate` (scripted double) of `people` people in communities of at most
+    COMMUNITY_SIZE."""
+    communities = max(1, people // COMMUNITY_SIZE)
+    return [sys.executable, "-c", GENERATE_DOUBLE, "generate", "--model", "scripted",
+            "--people", people // communities, "--communities", communities, "--out", out]
+
+
 def population(work: Path, people: int) -> Path:
     """The generate curve's output for `people` (generated here if that curve did not run)."""
     out = work / f"generate-{people}"
     if not (out / "synthetic_data").exists():
-        measure([sys.executable, "-c", GENERATE_DOUBLE, "generate", "--model", "scripted",
-                 "--people", people, "--out", out], work / f"cache-gen-{people}",
+        measure(generate_argv(people, out), work / f"cache-gen-{people}",
                 work / f"generate-{people}.log")
     return out
 
@@ -242,9 +252,7 @@ def run_curve(name: str, size: int, work: Path) -> tuple[float, float, Path]:
     if name == "generate":
         out = work / f"generate-{size}"
         shutil.rmtree(out, ignore_errors=True)
-        seconds, rss = measure([sys.executable, "-c", GENERATE_DOUBLE, "generate",
-                                "--model", "scripted", "--people", size, "--out", out],
-                               cache, log)
+        seconds, rss = measure(generate_argv(size, out), cache, log)
         return seconds, rss, out
     if name in ("personabench-bm25", "personabench-minilm-warm"):
         data = population(work, size) / "synthetic_data"

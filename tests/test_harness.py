@@ -2,6 +2,7 @@
 Ctrl-C; and the per-role model options every command shares."""
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -237,3 +238,48 @@ def test_a_lens_reads_its_records_in_plan_order_as_often_as_it_likes(tmp_path):
     # c replayed from disk, b failed this session, a retried and recorded: plan order.
     assert lens.passes == [["c", "b", "a"], ["c", "b", "a"]] and lens.length == 3
     assert outcome.metrics.total == ord("a") + ord("c") and outcome.tally.n_failed == 1
+
+
+class StepToy(ToyLens):
+    """Item a needs step outer, which needs step inner (which fails); item b's own failure
+    quotes the name of step lonely, which fails too but which b caught and carried on past."""
+
+    async def setup(self, context) -> None:
+        self.steps = context.steps
+
+    async def run_item(self, item: Toy) -> dict:
+        async def fail():
+            raise RecordedFailure("server_error", "gave up", 3)
+
+        async def outer():
+            return await self.steps.get("inner", fail)
+
+        if item.key == "a":
+            return {"value": await self.steps.get("outer", outer)}
+        if item.key == "b":
+            with contextlib.suppress(RecordedFailure):
+                await self.steps.get("lonely", fail)
+            raise RecordedFailure("bad_answer", "lonely: the answer did not parse")
+        return {"value": 1}
+
+
+def test_a_step_failure_is_listed_once_as_the_item_it_failed(tmp_path):
+    out = tmp_path / "run"
+    tally = run_lens(StepToy(), out, progress=False).tally
+    # a's record names the steps its failure came through, outermost first.
+    items = {r["key"]: r for r in _records(out) if r["key"] in ("a", "b")}
+    assert items["a"]["failed_steps"] == ["outer", "inner"] and "failed_steps" not in items["b"]
+    assert [(f["key"], f["message"]) for f in tally.failures] == [
+        ("a", "outer: inner: gave up"), ("b", "lonely: the answer did not parse")]
+    # inner and outer are a's; lonely failed no item (b's message only quotes it).
+    assert [(f["key"], f["message"]) for f in tally.step_failures] == [("lonely", "gave up")]
+
+
+def test_a_failure_keeps_its_step_trail_through_with_data_and_plain_data():
+    from personalens.runs import StepFailed
+    inner = StepFailed("inner", RecordedFailure("timeout", "slow", 2, {"half": 1}))
+    failure = StepFailed("outer", inner).with_data({"retrieved": [3]})
+    back = RecordedFailure.from_data(failure.as_data())  # as a Ray worker returns it
+    assert (back.failure.kind, back.failure.message, back.failure.attempts) == (
+        "timeout", "outer: inner: slow", 2)
+    assert back.data == {"retrieved": [3]} and back.steps == ["outer", "inner"]

@@ -130,6 +130,8 @@ INVALID = {
     "non-integer 4.5": json.dumps({"score": 4.5, "justification": "x"}),
     "numeric string": json.dumps({"score": "4", "justification": "x"}),
     "boolean": json.dumps({"score": True, "justification": "x"}),
+    "boolean false": json.dumps({"score": False, "justification": "x"}),
+    "null": json.dumps({"score": None, "justification": "x"}),
     "out of range 0": json.dumps({"score": 0, "justification": "x"}),
     "out of range 7": json.dumps({"score": 7, "justification": "x"}),
 }
@@ -138,7 +140,9 @@ RELEASE = {  # what release mode makes of each: a PrefAlign, or None where the i
     "missing score": 2.4 + 0.3 * 1,  # counted as 1
     "non-integer 4.5": 2.4 + 0.3 * 4.5,
     "numeric string": 2.4 + 0.3 * 4,  # coerced
-    "boolean": None,  # not a number: unparseable, as implemented
+    "boolean": 2.4 + 0.3 * 1,  # the release's True * weight
+    "boolean false": 2.4,  # False * weight
+    "null": None,  # None * weight raises in the release: the instance drops
     "out of range 0": 2.4,
     "out of range 7": 2.4 + 0.3 * 7,  # used as is: 4.5
 }
@@ -364,6 +368,15 @@ def test_three_judges_krippendorff_ordinal_alpha_by_hand():
     assert result["value"] == pytest.approx(_ordinal_alpha(ratings))
     assert 0.8 < result["value"] < 1  # close, not perfect agreement
     assert judge_agreement(np.array([[1, 2, 3], [1, 2, 3], [1, 2, 3]]))["value"] == 1.0
+
+
+def test_two_judges_with_a_score_off_the_scale_get_ordinal_alpha_not_truncated_kappa():
+    # Release scoring keeps a 4.5: truncated to 4 it would agree with the other judge's 4.
+    ratings = np.array([[4.5, 3, 2, 1, 5], [4, 3, 2, 1, 5]], dtype=float)
+    result = judge_agreement(ratings)
+    assert result["method"] == "krippendorff_alpha" and result["n"] == 5
+    assert result["value"] == pytest.approx(_ordinal_alpha(ratings))
+    assert result["value"] < 1
 
 
 def test_two_judges_in_an_eval_report_their_agreement(tmp_path, monkeypatch):

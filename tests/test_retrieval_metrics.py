@@ -56,3 +56,24 @@ def test_top_k_orders_by_score_and_breaks_ties_by_document_order():
     ranking = top_k(np.array([[0.1, 0.5, 0.5, 0.2]]), ["d0", "d1", "d2", "d3"], 3)
     assert ranking.ids == [["d1", "d2", "d3"]]
     assert ranking.scores.tolist() == [[0.5, 0.5, 0.2]]
+
+
+def test_top_k_keeps_the_first_tied_documents_at_the_cut():
+    # Three documents tie at the k-th score: the two earliest are kept, in document order.
+    scores = np.array([[0.3, 0.9, 0.3, 0.1, 0.3, 0.9]])
+    ranking = top_k(scores, [f"d{i}" for i in range(6)], 4)
+    assert ranking.ids == [["d1", "d5", "d0", "d2"]]
+
+
+@pytest.mark.parametrize("k", [1, 3, 10, 49, 50])
+def test_top_k_is_the_stable_full_sort_of_each_row(k):
+    rng = np.random.default_rng(k)
+    scores = rng.integers(0, 4, size=(20, 50)).astype(np.float32)  # ties everywhere
+    scores[3, ::7] = np.nan
+    scores[4] = 0.0
+    ids = [f"d{i}" for i in range(50)]
+    full = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    ranking = top_k(scores, ids, k)
+    assert ranking.ids == [[ids[j] for j in row] for row in full]
+    assert np.array_equal(ranking.scores, np.take_along_axis(scores, full, axis=1),
+                          equal_nan=True)

@@ -6,8 +6,9 @@ the verdict is *excluded* (score None) and the caller renormalises over the rest
 never given a default score.
 
 `release` reproduces PrefDisco's released scorer for like-for-like comparisons: a missing score
-counts as 1, numeric strings are coerced, any number is used as it is (a 7 stays 7), and a reply
-with no JSON at all raises `UnparseableVerdict`, which drops the whole instance there.
+counts as 1, numeric strings are coerced, a boolean counts as 1 (true) or 0 (false), any number
+is used as it is (a 7 stays 7), and a reply with no JSON at all (or a score that is neither a
+number nor a boolean) raises `UnparseableVerdict`, which drops the whole instance there.
 """
 
 import json
@@ -143,7 +144,9 @@ def release_verdict(criterion: str, text: str) -> Verdict:
         except ValueError:
             raise UnparseableVerdict(criterion, text) from None
         problem = "numeric string coerced"
-    if isinstance(score, bool) or not isinstance(score, int | float):
+    if isinstance(score, bool):  # the release multiplies it by the weight: true is 1, false 0
+        problem = f"boolean {json.dumps(score)} counted as {int(score)}"
+    elif not isinstance(score, int | float):
         raise UnparseableVerdict(criterion, text)
     return Verdict(float(score), str(verdict.get("justification", "")), 1, text, problem)
 

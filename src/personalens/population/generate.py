@@ -176,9 +176,7 @@ class Generation(Lens):
             self.steps.append(record)
         self.ledger.add(result["usage"])
         if result["failure"] is not None:
-            failure = result["failure"]
-            raise RecordedFailure(failure["kind"], failure["message"], failure["attempts"],
-                                  failure["data"])
+            raise RecordedFailure.from_data(result["failure"])
         write_files(self.options.out, result["files"])
         return {"stats": result["stats"]}
 

@@ -33,7 +33,7 @@ async def _generate(index: int, config: GenerationConfig, generator: ModelSettin
         try:
             stats = await generate_community(index, config, model, steps, Path(scratch))
         except RecordedFailure as exc:
-            failure = {**exc.failure.model_dump(), "data": exc.data}
+            failure = exc.as_data()
         finally:
             await model.aclose()
         files = {str(p.relative_to(scratch)): p.read_bytes()

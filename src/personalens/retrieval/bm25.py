@@ -30,8 +30,13 @@ class BM25Index:
             return np.zeros((0, len(self.doc_ids)))
         tokens = bm25s.tokenize(queries, stopwords="en", show_progress=False, return_ids=False)
         # A query of stopwords only has no tokens, which bm25s cannot score: it matches nothing.
-        return np.vstack([self._model.get_scores(q) if q else np.zeros(len(self.doc_ids))
-                          for q in tokens])
+        # Rows are filled in place (bm25s scores are float32), not stacked from a list of rows,
+        # so the matrix is held once.
+        out = np.zeros((len(queries), len(self.doc_ids)), dtype=np.float32)
+        for row, query in zip(out, tokens, strict=True):
+            if query:
+                row[:] = self._model.get_scores(query)
+        return out
 
     def search(self, queries: list[str], k: int) -> Ranking:
         return search_by_scores(self, queries, k)

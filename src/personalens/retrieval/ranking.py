@@ -70,11 +70,26 @@ class Unheld:
 def top_k(scores: np.ndarray, doc_ids: list[str], k: int) -> Ranking:
     """Rank a dense (n_queries, n_docs) score matrix; ties keep document order (stable)."""
     k = min(k, scores.shape[1])
-    order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    order = np.array([_top_row(row, k) for row in scores], dtype=np.intp).reshape(-1, k)
     return Ranking(
         ids=[[doc_ids[j] for j in row] for row in order],
         scores=np.take_along_axis(scores, order, axis=1),
     )
+
+
+def _top_row(row: np.ndarray, k: int) -> np.ndarray:
+    """`np.argsort(-row, kind="stable")[:k]` without sorting the whole row: a partition finds
+    the k-th largest score, and only the scores at or above it are sorted. They are taken in
+    document order and sorted stably, so ties keep document order as a full sort would. (A
+    full argsort of 256 queries × 100,000 documents held 300 MB of temporaries.)"""
+    n = len(row)
+    if k == 0:
+        return np.empty(0, dtype=np.intp)
+    if k == n or np.isnan(row).any():  # NaN scores sort last; let the full sort place them
+        return np.argsort(-row, kind="stable")[:k]
+    kth = np.partition(row, n - k)[n - k]
+    candidates = np.flatnonzero(row >= kth)
+    return candidates[np.argsort(-row[candidates], kind="stable")[:k]]
 
 
 def search_by_scores(index: ScoringIndex, queries: list[str], k: int) -> Ranking:

@@ -24,15 +24,27 @@ class RecordedFailure(Exception):
 
     The models layer's `ModelCallFailed` is one; a lens raises one for its own failures.
     `data` is what the item did produce (e.g. retrieval scores when only answering failed); it
-    is kept in the failure record.
+    is kept in the failure record. `steps` names the failed steps the failure came through,
+    outermost first (see StepFailed), so an item's record says which step failures it carries.
     """
 
-    def __init__(self, kind: str, message: str, attempts: int = 1, data: dict | None = None):
+    def __init__(self, kind: str, message: str, attempts: int = 1, data: dict | None = None,
+                 steps: list[str] | None = None):
         self.failure = Failure(kind=kind, message=message, attempts=attempts)
         self.data = data or {}
+        self.steps = list(steps or [])
         super().__init__(message)
 
     def with_data(self, data: dict) -> "RecordedFailure":
         """The same failure, carrying what the item produced before it failed."""
         failure = self.failure
-        return RecordedFailure(failure.kind, failure.message, failure.attempts, data)
+        return RecordedFailure(failure.kind, failure.message, failure.attempts, data,
+                               self.steps)
+
+    def as_data(self) -> dict:
+        """Plain data (for a remote worker to return); `from_data` rebuilds the failure."""
+        return {**self.failure.model_dump(), "data": self.data, "steps": self.steps}
+
+    @classmethod
+    def from_data(cls, data: dict) -> "RecordedFailure":
+        return cls(data["kind"], data["message"], data["attempts"], data["data"], data["steps"])

@@ -95,7 +95,8 @@ async def _run_items(lens: Lens, todo: list, steps: StepStore,
                 record = {**await lens.run_item(item), "key": item.key, "status": "ok"}
             except RecordedFailure as exc:
                 record = {**exc.data, "key": item.key, "status": "failed",
-                          "error": exc.failure.model_dump()}
+                          "error": exc.failure.model_dump(),
+                          **({"failed_steps": exc.steps} if exc.steps else {})}
             steps.append(record, item=True)
             progress.advance()
 
@@ -107,13 +108,15 @@ async def _run_items(lens: Lens, todo: list, steps: StepStore,
 
 def _tally(items: list, records: ItemRecords, steps: StepStore) -> Tally:
     item_keys = {item.key for item in items}
-    failures = [_flat(steps.failed_items[item.key]) for item in items
-                if item.key not in steps.done and item.key in steps.failed_items]
-    # A step whose failure failed its item is listed once, as the item (StepFailed names it).
-    named = {f["message"].split(": ", 1)[0] for f in failures}
-    return Tally(n_planned=len(items), n_recorded=len(records), failures=failures,
+    failed = [steps.failed_items[item.key] for item in items
+              if item.key not in steps.done and item.key in steps.failed_items]
+    # A step whose failure failed an item is listed once, as the item (its record names the
+    # steps the failure came through).
+    carried = {key for record in failed for key in record.get("failed_steps", ())}
+    return Tally(n_planned=len(items), n_recorded=len(records),
+                 failures=[_flat(record) for record in failed],
                  step_failures=[_flat(f) for f in steps.failures
-                                if f["key"] not in item_keys and f["key"] not in named])
+                                if f["key"] not in item_keys and f["key"] not in carried])
 
 
 def _flat(record: dict) -> dict:

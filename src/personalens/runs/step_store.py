@@ -19,7 +19,8 @@ class StepFailed(RecordedFailure):
 
     def __init__(self, key: str, cause: RecordedFailure):
         failure = cause.failure
-        super().__init__(failure.kind, f"{key}: {failure.message}", failure.attempts, cause.data)
+        super().__init__(failure.kind, f"{key}: {failure.message}", failure.attempts, cause.data,
+                         [key, *cause.steps])
         self.key = key
 
 

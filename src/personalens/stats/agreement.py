@@ -10,13 +10,17 @@ def judge_agreement(ratings: np.ndarray) -> dict:
     """`ratings`: (judges, units), NaN where a judge gave no valid score.
 
     Two judges: quadratic-weighted Cohen's kappa (scikit-learn) over the units both scored.
-    More: Krippendorff's ordinal alpha (the `krippendorff` package), which handles missing values.
+    More, or any score off the integer scale (release scoring uses a 4.5 as it is): Krippendorff's
+    ordinal alpha (the `krippendorff` package), which handles missing values and ranks whatever
+    values occur; kappa's categories are the scale's integers, and truncating 4.5 to 4 would
+    count a disagreement as agreement.
     """
     ratings = np.asarray(ratings, dtype=float)
     judges = ratings.shape[0]
     if judges < 2:
         raise ValueError("agreement needs at least two judges")
-    if judges == 2:
+    scored = ratings[~np.isnan(ratings)]
+    if judges == 2 and np.array_equal(scored, np.round(scored)):
         from sklearn.metrics import cohen_kappa_score
         both = ~np.isnan(ratings).any(axis=0)
         a, b = ratings[0, both], ratings[1, both]

