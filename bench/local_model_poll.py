@@ -1,15 +1,16 @@
-"""Does llama.cpp's thread polling cost the bundled model speed on a shared machine?
+"""Do llama.cpp's thread polling or thread count cost the bundled model speed when shared?
 
     python bench/local_model_poll.py [--rounds 3] [--requests 4] [--tokens 96]
 
 llama.cpp's worker threads spin (`cpuparams.poll`, 0-100, default 50) between jobs instead of
-sleeping. With two threads on two cores that is free on a quiet machine, but beside another
-busy process a spinning thread holds a core the other one needs. For each poll value
-(local_gguf.POLL) this runs the bundled SmolLM2 in a fresh process: `--requests` chat
-completions one after another, greedy, `--tokens` new tokens each, and prints completion
-tokens per wall second and the process's CPU seconds. It does so alone, then beside one busy
-process (a Python loop spinning on one core, as another job on the machine would). Rounds
-alternate the order of the poll values; the medians are printed with the ratio to poll 50.
+sleeping, and meet at a barrier after each step. With two threads on two cores that is free on
+a quiet machine; beside another busy process, one thread waits for a core while the other
+spins. For each setting (local_gguf.POLL, and the provider's threads) this runs the bundled
+SmolLM2 in a fresh process: `--requests` chat completions one after another, greedy,
+`--tokens` new tokens each, and prints completion tokens per wall second and the process's
+CPU seconds. It does so alone, then beside one busy process (a Python loop spinning on one
+core, as another job on the machine would). Rounds alternate the order of the settings; the
+medians are printed with the ratio to the default (poll 50, 2 threads).
 """
 
 import argparse
@@ -20,14 +21,15 @@ import statistics
 import subprocess
 import sys
 
-POLLS = (50, 0)
+# (poll, threads): the default first
+SETTINGS = ((50, 2), (0, 2), (50, 1))
 
 ONE_RUN = """
 import json, resource, sys, time
 import personalens.models.providers.local_gguf as local_gguf
 local_gguf.POLL = int(sys.argv[1])
-requests, tokens = int(sys.argv[2]), int(sys.argv[3])
-provider = local_gguf.LocalGGUFProvider(local_gguf.resolve_gguf("smollm2-135m"))
+threads, requests, tokens = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+provider = local_gguf.LocalGGUFProvider(local_gguf.resolve_gguf("smollm2-135m"), threads=threads)
 server = provider._server()
 done = 0
 start = time.perf_counter()
@@ -47,23 +49,24 @@ def spin(stop) -> None:
         sum(range(10_000))
 
 
-def one_run(poll: int, requests: int, tokens: int) -> dict:
-    out = subprocess.run([sys.executable, "-c", ONE_RUN, str(poll), str(requests), str(tokens)],
-                         capture_output=True, text=True, check=True)
+def one_run(setting: tuple[int, int], requests: int, tokens: int) -> dict:
+    poll, threads = setting
+    out = subprocess.run([sys.executable, "-c", ONE_RUN, str(poll), str(threads), str(requests),
+                          str(tokens)], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def measure(args, busy: bool) -> dict[int, list[dict]]:
-    results: dict[int, list[dict]] = {poll: [] for poll in POLLS}
+def measure(args, busy: bool) -> dict[tuple[int, int], list[dict]]:
+    results: dict[tuple[int, int], list[dict]] = {setting: [] for setting in SETTINGS}
     stop = multiprocessing.Event()
     hog = multiprocessing.Process(target=spin, args=(stop,)) if busy else None
     if hog:
         hog.start()
     try:
         for round_ in range(args.rounds):
-            order = POLLS if round_ % 2 == 0 else POLLS[::-1]
-            for poll in order:
-                results[poll].append(one_run(poll, args.requests, args.tokens))
+            order = SETTINGS if round_ % 2 == 0 else SETTINGS[::-1]
+            for setting in order:
+                results[setting].append(one_run(setting, args.requests, args.tokens))
     finally:
         if hog:
             stop.set()
@@ -71,17 +74,17 @@ def measure(args, busy: bool) -> dict[int, list[dict]]:
     return results
 
 
-def report(label: str, results: dict[int, list[dict]]) -> None:
+def report(label: str, results: dict[tuple[int, int], list[dict]]) -> None:
     print(f"\n{label}")
-    print(f"{'poll':>5} {'tokens/s (median)':>18} {'runs':>32} {'CPU s (median)':>15} "
-          f"{'vs poll 50':>11}")
-    base = statistics.median(r["tokens"] / r["seconds"] for r in results[POLLS[0]])
-    for poll, runs in results.items():
+    print(f"{'poll':>5} {'threads':>8} {'tokens/s (median)':>18} {'runs':>24} "
+          f"{'CPU s (median)':>15} {'vs default':>11}")
+    base = statistics.median(r["tokens"] / r["seconds"] for r in results[SETTINGS[0]])
+    for (poll, threads), runs in results.items():
         rates = [r["tokens"] / r["seconds"] for r in runs]
         rate = statistics.median(rates)
         cpu = statistics.median(r["cpu"] for r in runs)
-        print(f"{poll:>5} {rate:>18.1f} {', '.join(f'{x:.1f}' for x in rates):>32} {cpu:>15.1f} "
-              f"{rate / base:>10.2f}x")
+        print(f"{poll:>5} {threads:>8} {rate:>18.1f} {', '.join(f'{x:.1f}' for x in rates):>24} "
+              f"{cpu:>15.1f} {rate / base:>10.2f}x")
 
 
 def main() -> None:
@@ -91,7 +94,7 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=96)
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores; load average at start {os.getloadavg()[0]:.2f}; "
-          f"{args.rounds} rounds of {args.requests} requests x {args.tokens} tokens per poll value")
+          f"{args.rounds} rounds of {args.requests} requests x {args.tokens} tokens per setting")
     report("alone", measure(args, busy=False))
     report("beside one busy process (a spinning Python loop)", measure(args, busy=True))
     print(f"\nload average at end {os.getloadavg()[0]:.2f}")

@@ -26,8 +26,9 @@ class DenseRetriever(Unheld):
         self.name = name
         self.base_name, self.int8 = int8_encoder.split_int8(name)
         self.source, self.model_identity = resolve_model_source(self.base_name, name)
-        # The cache identity names the backend: fp32 and int8 vectors never mix.
-        self.identity = (f"{self.model_identity}|{int8_encoder.BACKEND}" if self.int8
+        # The cache identity names the backend and its settings: fp32 and int8 vectors, or
+        # vectors of two int8 settings, never mix.
+        self.identity = (int8_encoder.cache_identity(self.model_identity) if self.int8
                          else self.model_identity)
         self.batch_size = batch_size
         self.cache = cache if cache is not None else EmbeddingCache.default()

