@@ -140,7 +140,12 @@ def main() -> None:
     args = parser.parse_args()
     if not DATA.exists():
         sys.exit(f"needs the PersonaBench anchor at {DATA}")
-    os.environ["PERSONALENS_CACHE_DIR"] = tempfile.mkdtemp(prefix="int8-variants-")
+    with tempfile.TemporaryDirectory(prefix="int8-variants-cache-") as cache:
+        os.environ["PERSONALENS_CACHE_DIR"] = cache
+        measure(args)
+
+
+def measure(args) -> None:
     from sentence_transformers import SentenceTransformer
 
     from personalens.retrieval import int8_encoder

@@ -153,7 +153,10 @@ def cli(*args) -> list[str]:
 def generate_argv(people: int, out: Path) -> list:
     """`personalens generate` (scripted double) of `people` people in communities of at most
     COMMUNITY_SIZE."""
-    communities = max(1, people // COMMUNITY_SIZE)
+    communities = -(-people // COMMUNITY_SIZE)
+    if people % communities:
+        raise ValueError(f"{people} people do not split evenly into communities of at most "
+                         f"{COMMUNITY_SIZE}")
     return [sys.executable, "-c", GENERATE_DOUBLE, "generate", "--model", "scripted",
             "--people", people // communities, "--communities", communities, "--out", out]
 

@@ -28,7 +28,7 @@ def test_local_threads_come_from_the_environment(monkeypatch, value, threads):
     assert LocalGGUFProvider(resolve_gguf("smollm2-135m"), threads=3)._threads == 3
 
 
-@pytest.mark.parametrize("value", ["0", "two", "-1", "1.5"])
+@pytest.mark.parametrize("value", ["0", "two", "-1", "1.5", "\u00b2"])
 def test_a_bad_thread_count_is_bad_input_naming_the_variable(monkeypatch, value):
     from personalens.errors import InputError
     monkeypatch.setenv("PERSONALENS_LOCAL_THREADS", value)

@@ -377,6 +377,9 @@ def test_two_judges_with_a_score_off_the_scale_get_ordinal_alpha_not_truncated_k
     assert result["method"] == "krippendorff_alpha" and result["n"] == 5
     assert result["value"] == pytest.approx(_ordinal_alpha(ratings))
     assert result["value"] < 1
+    # A 4.5 only one judge gave is not one of kappa's units: the two judges stay on kappa.
+    lone = judge_agreement(np.array([[4.5, 3, 2, 1, 5], [np.nan, 3, 2, 1, 4]]))
+    assert lone["method"] == "weighted_kappa" and lone["n"] == 4
 
 
 def test_two_judges_in_an_eval_report_their_agreement(tmp_path, monkeypatch):

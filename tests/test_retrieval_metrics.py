@@ -77,3 +77,9 @@ def test_top_k_is_the_stable_full_sort_of_each_row(k):
     assert ranking.ids == [[ids[j] for j in row] for row in full]
     assert np.array_equal(ranking.scores, np.take_along_axis(scores, full, axis=1),
                           equal_nan=True)
+
+
+def test_top_k_of_nothing_has_the_right_shape():
+    assert top_k(np.zeros((3, 0)), [], 5).scores.shape == (3, 0)
+    assert top_k(np.zeros((3, 0)), [], 5).ids == [[], [], []]
+    assert top_k(np.zeros((0, 4)), ["a", "b", "c", "d"], 2).scores.shape == (0, 2)

@@ -181,7 +181,7 @@ class Int8Encoder:
         """Embeddings in input order, each text run alone.
 
         Dynamic quantisation gives each MatMul's input one range for the whole tensor, so in a
-        batch a text's vector would depend on its batch partners and their padding (up to 0.02
+        batch a text's vector would depend on its batch partners and their padding (up to 0.03
         per coordinate): the same text could get another vector, and be cached with it,
         depending on what else a run encoded. Alone, a text always gets the same vector, and
         nothing is padded; bench/int8_encoding.py measured it no slower than batches of 32

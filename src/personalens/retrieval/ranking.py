@@ -70,7 +70,9 @@ class Unheld:
 def top_k(scores: np.ndarray, doc_ids: list[str], k: int) -> Ranking:
     """Rank a dense (n_queries, n_docs) score matrix; ties keep document order (stable)."""
     k = min(k, scores.shape[1])
-    order = np.array([_top_row(row, k) for row in scores], dtype=np.intp).reshape(-1, k)
+    order = np.empty((len(scores), k), dtype=np.intp)
+    for i, row in enumerate(scores):
+        order[i] = _top_row(row, k)
     return Ranking(
         ids=[[doc_ids[j] for j in row] for row in order],
         scores=np.take_along_axis(scores, order, axis=1),

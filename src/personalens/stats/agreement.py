@@ -19,10 +19,9 @@ def judge_agreement(ratings: np.ndarray) -> dict:
     judges = ratings.shape[0]
     if judges < 2:
         raise ValueError("agreement needs at least two judges")
-    scored = ratings[~np.isnan(ratings)]
-    if judges == 2 and np.array_equal(scored, np.round(scored)):
+    both = ~np.isnan(ratings).any(axis=0)  # kappa's units: scored by both judges
+    if judges == 2 and np.array_equal(ratings[:, both], np.round(ratings[:, both])):
         from sklearn.metrics import cohen_kappa_score
-        both = ~np.isnan(ratings).any(axis=0)
         a, b = ratings[0, both], ratings[1, both]
         if both.sum() < 2 or (len(set(a)) == 1 and len(set(b)) == 1 and a[0] == b[0]):
             value = None  # one value everywhere: chance agreement is total, kappa undefined

@@ -27,7 +27,7 @@ def local_threads() -> int:
     value = os.environ.get(THREADS_ENV, "").strip()
     if not value:
         return DEFAULT_THREADS
-    if not value.isdigit() or int(value) < 1:
+    if not value.isdecimal() or not value.isascii() or int(value) < 1:
         raise InputError(f"{THREADS_ENV}={value!r}: give a whole number of threads, 1 or more")
     return int(value)
 
@@ -62,7 +62,7 @@ class LocalGGUFProvider:
         self.default_concurrency = slots
         self._slots = slots
         self._context = context_per_slot
-        self._threads = threads or local_threads()
+        self._threads = local_threads() if threads is None else threads
 
     def _server(self):
         key = (str(self.path), self._slots, self._context, self._threads)
