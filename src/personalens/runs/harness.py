@@ -108,8 +108,7 @@ async def _run_items(lens: Lens, todo: list, steps: StepStore,
 
 def _tally(items: list, records: ItemRecords, steps: StepStore) -> Tally:
     item_keys = {item.key for item in items}
-    failed = [steps.failed_items[item.key] for item in items
-              if item.key not in steps.done and item.key in steps.failed_items]
+    failed = records.failures()
     # A step whose failure failed an item is listed once, as the item (its record names the
     # steps the failure came through).
     carried = {key for record in failed for key in record.get("failed_steps", ())}

@@ -23,3 +23,7 @@ class ItemRecords:
 
     def __len__(self) -> int:
         return len(self._keys)
+
+    def failures(self) -> list[dict]:
+        """The failure records among them, in plan order (read from memory, not disk)."""
+        return [self._failed[key] for key in self._keys if key not in self._done]

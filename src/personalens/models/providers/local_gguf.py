@@ -31,6 +31,7 @@ def local_threads() -> int:
         raise InputError(f"{THREADS_ENV}={value!r}: give a whole number of threads, 1 or more")
     return int(value)
 
+
 _servers: dict[tuple[str, int, int, int], Any] = {}
 _servers_lock = threading.Lock()
 
