@@ -292,3 +292,21 @@ def test_a_scripted_model_loaded_by_spec_keeps_no_calls_and_a_test_double_does(t
     provider = ScriptedProvider()
     asyncio.run(provider.send([{"role": "user", "content": "hi"}], {}))
     assert provider.calls == [[{"role": "user", "content": "hi"}]]
+
+
+def test_a_grammar_reaches_only_providers_that_decode_under_one(tmp_path):
+    seen: list[dict] = []
+
+    def reply(messages, params):
+        seen.append(params)
+        return "ok"
+
+    constrained = ChatModel("scripted", ScriptedProvider(default=reply, constrains_output=True))
+    free = ChatModel("scripted", ScriptedProvider(default=reply),
+                     cache=ResponseCache(tmp_path / "c.sqlite"))
+    asyncio.run(constrained.complete(HELLO, grammar='root ::= "ok"', temperature=0))
+    asyncio.run(free.complete(HELLO, grammar='root ::= "ok"', temperature=0))
+    assert seen == [{"grammar": 'root ::= "ok"', "temperature": 0}, {"temperature": 0}]
+    # An API model's cache key is the one it had before grammars existed: a hit without one.
+    again = asyncio.run(free.complete(HELLO, temperature=0))
+    assert again.cached and len(seen) == 2

@@ -22,6 +22,21 @@ def exit_if_incomplete(outcome: Outcome) -> None:
         tally = outcome.tally
         steps = f", {len(tally.step_failures)} step(s)" if tally.step_failures else ""
         typer.echo(f"run incomplete: {tally.n_failed} item(s) failed{steps}, "
-                   f"{tally.n_planned - tally.n_recorded} not recorded; rerun the same command "
-                   "to retry them", err=True)
+                   f"{tally.n_planned - tally.n_recorded} not recorded; {_retry_advice(tally)}",
+                   err=True)
         raise typer.Exit(INCOMPLETE)
+
+
+def _retry_advice(tally) -> str:
+    """Whether rerunning can help: a deterministic model fails the same way again."""
+    failures = [*tally.failures, *tally.step_failures]
+    final = sum(1 for f in failures if f.get("final"))
+    unrecorded = tally.n_planned - tally.n_recorded
+    if final and final == len(failures) and not unrecorded:
+        return ("rerunning will not change them: the model is deterministic and would give the "
+                "same replies (try another model or other options; failures are listed in "
+                "metrics.json)")
+    if final:
+        return (f"rerun the same command to retry the rest; {final} will fail the same way "
+                "(a deterministic model's reply)")
+    return "rerun the same command to retry them"

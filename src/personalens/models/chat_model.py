@@ -31,13 +31,28 @@ class ChatModel:
         self._rng = random.Random()
         self._sleep = sleep  # injectable for tests; asyncio.sleep otherwise
 
+    @property
+    def constrains_output(self) -> bool:
+        """True when the provider decodes under a grammar (llama.cpp in-process)."""
+        return bool(getattr(self.provider, "constrains_output", False))
+
+    @property
+    def deterministic(self) -> bool:
+        """True when the same request always gets the same reply (llama.cpp with a seed, a
+        script): a reply that broke a format will break it again on a rerun."""
+        return bool(getattr(self.provider, "deterministic", False))
+
     async def complete(self, messages: list[Message], accept: Callable[[str], bool] | None = None,
-                       **params: Any) -> Completion:
+                       grammar: str | None = None, **params: Any) -> Completion:
         """One completion; cached, limited, retried; raises `ModelCallFailed` when it cannot.
 
         With `accept`, only replies it accepts are cached (and only such cache hits are used),
         so a rerun asks again instead of replaying a reply that failed validation.
+        `grammar` (GBNF) constrains decoding where the provider can; elsewhere it is dropped, so
+        an API model's request (and its cache key) is exactly what it would be without it.
         """
+        if grammar is not None and self.constrains_output:
+            params = {**params, "grammar": grammar}
         key = None
         if self.cache is not None:
             key = cache_key(self.spec, self.provider.endpoint, messages, params)

@@ -28,5 +28,7 @@ class Provider(Protocol):
 
     endpoint: str  # what concurrency limits are shared by (a base URL, a model file)
     default_concurrency: int
+    # Whether `send` honours a `grammar` param (GBNF, llama.cpp's constrained decoding). A
+    # provider without the attribute does not, and never receives one.
 
     async def send(self, messages: list[Message], params: dict[str, Any]) -> Completion: ...

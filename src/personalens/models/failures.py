@@ -23,7 +23,8 @@ class PermanentModelError(Exception):
 class ModelCallFailed(RecordedFailure):
     """A call that failed for good: its kind and message go into the item's failure record."""
 
-    def __init__(self, kind: str, message: str, attempts: int):
-        super().__init__(kind, f"{kind} after {attempts} attempt(s): {message}", attempts)
+    def __init__(self, kind: str, message: str, attempts: int, *, final: bool = False):
+        super().__init__(kind, f"{kind} after {attempts} attempt(s): {message}", attempts,
+                         final=final)
         self.kind = kind
         self.attempts = attempts

@@ -86,7 +86,8 @@ async def _repaired(model: ChatModel, messages: list[Message], schema: type[T],
         return parse_reply(completion.text, schema), completion
     except pydantic.ValidationError as exc:
         model.ledger.failure(model.role, "invalid_structured_output")
-        raise ModelCallFailed("invalid_structured_output", _short(exc), 2) from exc
+        raise ModelCallFailed("invalid_structured_output", _short(exc), 2,
+                              final=model.deterministic) from exc
 
 
 def first_error(exc: pydantic.ValidationError) -> tuple[str, str]:

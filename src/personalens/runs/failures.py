@@ -11,6 +11,17 @@ class Failure(pydantic.BaseModel):
     kind: str
     message: str
     attempts: int = 1
+    # True when a rerun would fail the same way: a deterministic model (llama.cpp in-process,
+    # a script) asked the same thing again, or input that cannot change. Written only when
+    # true, so every other failure keeps the shape {kind, message, attempts}.
+    final: bool = False
+
+    @pydantic.model_serializer(mode="wrap")
+    def _final_only_when_true(self, handler):
+        data = handler(self)
+        if not data.get("final"):
+            data.pop("final", None)
+        return data
 
 
 class ItemFailure(Failure):
@@ -29,8 +40,8 @@ class RecordedFailure(Exception):
     """
 
     def __init__(self, kind: str, message: str, attempts: int = 1, data: dict | None = None,
-                 steps: list[str] | None = None):
-        self.failure = Failure(kind=kind, message=message, attempts=attempts)
+                 steps: list[str] | None = None, *, final: bool = False):
+        self.failure = Failure(kind=kind, message=message, attempts=attempts, final=final)
         self.data = data or {}
         self.steps = list(steps or [])
         super().__init__(message)
@@ -39,7 +50,7 @@ class RecordedFailure(Exception):
         """The same failure, carrying what the item produced before it failed."""
         failure = self.failure
         return RecordedFailure(failure.kind, failure.message, failure.attempts, data,
-                               self.steps)
+                               self.steps, final=failure.final)
 
     def as_data(self) -> dict:
         """Plain data (for a remote worker to return); `from_data` rebuilds the failure."""
@@ -47,4 +58,5 @@ class RecordedFailure(Exception):
 
     @classmethod
     def from_data(cls, data: dict) -> "RecordedFailure":
-        return cls(data["kind"], data["message"], data["attempts"], data["data"], data["steps"])
+        return cls(data["kind"], data["message"], data["attempts"], data["data"], data["steps"],
+                   final=data.get("final", False))

@@ -20,7 +20,7 @@ class StepFailed(RecordedFailure):
     def __init__(self, key: str, cause: RecordedFailure):
         failure = cause.failure
         super().__init__(failure.kind, f"{key}: {failure.message}", failure.attempts, cause.data,
-                         [key, *cause.steps])
+                         [key, *cause.steps], final=failure.final)
         self.key = key
 
 

@@ -56,6 +56,9 @@ def resolve_gguf(name: str) -> Path:
 
 
 class LocalGGUFProvider:
+    constrains_output = True  # llama.cpp takes a GBNF `grammar` and JSON-schema response formats
+    deterministic = True  # the same request and seed always decode the same reply
+
     def __init__(self, path: Path, *, slots: int = 1, context_per_slot: int = 8192,
                  threads: int | None = None):
         self.path = path

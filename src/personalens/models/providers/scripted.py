@@ -21,10 +21,15 @@ class ScriptedProvider:
     """
 
     endpoint = "scripted"
+    deterministic = True
     default_concurrency = 8
 
     def __init__(self, rules: list[tuple[str, Reply]] | None = None,
-                 default: Reply = "I don't know.", *, keep_calls: bool = True):
+                 default: Reply = "I don't know.", *, keep_calls: bool = True,
+                 constrains_output: bool = False):
+        # With constrains_output, the request's `grammar` reaches the replies' params, as it
+        # reaches llama.cpp: tests of grammar-constrained paths read it there.
+        self.constrains_output = constrains_output
         self.rules = [(re.compile(pattern, re.S), reply) for pattern, reply in rules or []]
         self.default = default
         # Tests read the calls back; a CLI run keeps none, so its memory does not grow with
