@@ -283,3 +283,38 @@ def test_a_failure_keeps_its_step_trail_through_with_data_and_plain_data():
     assert (back.failure.kind, back.failure.message, back.failure.attempts) == (
         "timeout", "outer: inner: slow", 2)
     assert back.data == {"retrieved": [3]} and back.steps == ["outer", "inner"]
+
+
+_TERMINATED = """
+import os, signal, sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from test_harness import ToyLens
+from personalens.runs import run_lens
+
+class Terminated(ToyLens):
+    async def run_item(self, item):
+        if item.key == "c":
+            os.kill(os.getpid(), signal.SIGTERM)  # what timeout, a scheduler or docker stop send
+        return await super().run_item(item)
+
+lens = Terminated(keys=["a", "b", "c", "d"], concurrency=1)
+try:
+    run_lens(lens, Path(sys.argv[2]), progress=False)
+finally:
+    print("closed" if lens.closed else "not closed")
+"""
+
+
+def test_sigterm_records_the_run_as_interrupted_and_exits_143(tmp_path):
+    out = tmp_path / "run"
+    result = subprocess.run([sys.executable, "-c", _TERMINATED, str(Path(__file__).parent),
+                             str(out)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 143, result.stderr
+    assert result.stdout.strip() == "closed"
+    assert "terminated (SIGTERM); rerun the same command to resume" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
+    assert [r["key"] for r in _records(out)] == ["a", "b"]
+    resumed = ToyLens(keys=["a", "b", "c", "d"])
+    assert run_lens(resumed, out, progress=False).complete and resumed.ran == ["c", "d"]

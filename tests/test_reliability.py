@@ -146,3 +146,21 @@ def test_generate_with_broken_structured_outputs_still_completes(tmp_path):
     assert server.faults["truncated"] + server.faults["schema"] > 0
     check = personalens("personabench", "validate", out / "synthetic_data")
     assert check.returncode == 0, check.stderr
+
+
+def test_sigterm_mid_run_is_an_interruption_with_exit_143(tmp_path, reference):
+    """timeout, batch schedulers and docker stop send SIGTERM: the real CLI, a real signal."""
+    out = tmp_path / "run"
+    with FaultServer(oracle, delay=0.1) as server:
+        args = (*ARGS, "--base-url", server.base_url, "--concurrency", "1", "--out", out)
+        process = start(*args)
+        kill_after_records(process, out / "records.jsonl", 1, signal.SIGTERM, timeout=60)
+        _, stderr = process.communicate(timeout=60)
+        assert process.returncode == 143, stderr
+        assert "terminated (SIGTERM); rerun the same command to resume" in stderr
+        assert "Traceback" not in stderr
+        assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
+        done = (out / "records.jsonl").read_text().count("\n")
+        assert 1 <= done < 54
+        assert personalens(*args).returncode == 0
+    assert _scored(_records(out)) == _scored(_records(reference))

@@ -3,11 +3,15 @@
 open the run directory with the lens's identity -> setup -> plan -> skip finished items ->
 run the rest (bounded, with progress; failures recorded in the one failure shape) -> finish ->
 summarise -> metrics.json, report.html, manifest (usage per role, estimated cost) -> close.
-Ctrl-C records the run as interrupted and exits 130; the caller exits 3 when it is incomplete.
+Ctrl-C records the run as interrupted and exits 130, SIGTERM (timeout, a batch scheduler,
+docker stop) likewise with 143; the caller exits 3 when it is incomplete.
 """
 
 import asyncio
+import contextlib
+import signal
 import sys
+import threading
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,6 +28,7 @@ from personalens.runs.step_store import StepStore
 from personalens.runs.usage import estimated_cost, merge_usage
 
 INTERRUPTED = 130
+TERMINATED = 128 + signal.SIGTERM
 
 
 @dataclass(frozen=True)
@@ -41,17 +46,44 @@ def run_lens(lens: Lens, out: Path, *, progress: bool = True) -> Outcome:
     """Run (or resume) `lens` into `out`. Everything that can refuse the input already has."""
     run = RunDirectory.open(out, lens.identity().manifest(package_versions()))
     status = "interrupted"
+    terminated: list[int] = []
     try:
-        outcome = asyncio.run(_lifecycle(lens, run, ItemProgress(lens.name, enabled=progress)))
+        with _sigterm_as_interrupt(terminated):
+            outcome = asyncio.run(_lifecycle(lens, run, ItemProgress(lens.name,
+                                                                     enabled=progress)))
         status = "complete" if outcome.complete else "incomplete"
         return outcome
     except KeyboardInterrupt:
         # Every finished item is already on disk; the same command picks up from there.
-        print("personalens: interrupted; rerun the same command to resume", file=sys.stderr)
-        raise SystemExit(INTERRUPTED) from None
+        how = "terminated (SIGTERM)" if terminated else "interrupted"
+        print(f"personalens: {how}; rerun the same command to resume: "
+              f"{run.manifest.get('command', '')}".rstrip(": "), file=sys.stderr)
+        raise SystemExit(TERMINATED if terminated else INTERRUPTED) from None
     finally:
         _write_usage(run, lens)
         run.close(status)
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt(received: list[int]):
+    """SIGTERM takes Ctrl-C's path: asyncio.run cancels the run and raises KeyboardInterrupt.
+
+    Re-raising it as SIGINT (rather than raising here) lets asyncio's own SIGINT handler stop
+    the loop cleanly, so lens.aclose and the manifest's status run as after a Ctrl-C.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers; a caller's thread keeps its own
+        return
+
+    def on_sigterm(signum, frame):
+        received.append(signum)
+        signal.raise_signal(signal.SIGINT)
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 async def _lifecycle(lens: Lens, run: RunDirectory, progress: ItemProgress) -> Outcome:
@@ -98,7 +130,7 @@ async def _run_items(lens: Lens, todo: list, steps: StepStore,
                           "error": exc.failure.model_dump(),
                           **({"failed_steps": exc.steps} if exc.steps else {})}
             steps.append(record, item=True)
-            progress.advance()
+            progress.advance(failed=record["status"] != "ok")
 
     # A TaskGroup, not gather: a bug in one item cancels the others instead of running on.
     async with asyncio.TaskGroup() as group:

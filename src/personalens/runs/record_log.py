@@ -17,7 +17,7 @@ from pathlib import Path
 
 class RecordLog:
     def __init__(self, path: Path):
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
         self._end = os.fstat(self._fd).st_size
         self._written = threading.Event()
         self._closing = False

@@ -40,7 +40,7 @@ class RunDirectory:
         if path.exists() and not path.is_dir():
             raise InputError("run directory path exists and is not a directory", where=str(path))
         path.mkdir(parents=True, exist_ok=True)
-        lock_fd = os.open(path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        lock_fd = os.open(path / LOCK, os.O_RDWR | os.O_CREAT, 0o666)
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
