@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from personalens.cli.path_options import path_option
+
 if TYPE_CHECKING:  # the commands import their lenses lazily: `personalens --help` stays fast
     from personalens.lenses.personabench.command import EvalOptions
     from personalens.lenses.personabench.metrics import PersonabenchMetrics
@@ -65,7 +67,7 @@ def summary(out: Path, metrics: "PersonabenchMetrics", k: int, model: str,
 
 
 def demo(
-    out: Annotated[Path, typer.Option(help="Directory for the demo's two runs.")
+    out: Annotated[Path, path_option(help="Directory for the demo's two runs.")
                    ] = Path("runs/demo"),
 ) -> None:
     """Generate a 3-person community with the bundled model, then evaluate it offline.

@@ -7,6 +7,7 @@ import typer
 
 from personalens.cli.executor_options import ExecutorOption, RayAddressOption
 from personalens.cli.model_options import Role, RoleModels, model_roles
+from personalens.cli.path_options import path_option
 from personalens.cli.personabench_commands import noise_levels
 from personalens.cli.run_output import report_outcome
 from personalens.models import DEFAULT_MODEL, SPEC_HELP
@@ -16,7 +17,7 @@ from personalens.runs.executor import make_executor
 
 @model_roles(Role("generator", "model", DEFAULT_MODEL, f"Generator model: {SPEC_HELP}."))
 def generate(
-    out: Annotated[Path, typer.Option(help="Output directory; rerunning resumes it.")],
+    out: Annotated[Path, path_option(help="Output directory; rerunning resumes it.")],
     models: RoleModels,
     people: Annotated[int, typer.Option(help="People per community (at least 3).")] = 10,
     communities: Annotated[int, typer.Option(help="Number of communities.")] = 1,
@@ -32,13 +33,13 @@ def generate(
     start: Annotated[str, typer.Option(help="First day of the sessions' time window.")
                      ] = "2024-01-01",
     end: Annotated[str, typer.Option(help="Last day of the time window.")] = "2024-12-31",
-    news: Annotated[Path | None, typer.Option(
+    news: Annotated[Path | None, path_option(
         help="JSONL news file (date, title, text); 20% of conversations may cite an item "
              "dated inside the window.")] = None,
-    personas: Annotated[Path | None, typer.Option(
+    personas: Annotated[Path | None, path_option(
         help="Seed personas, one per line (or JSONL with 'persona'); default: the bundled "
              "list.")] = None,
-    schema: Annotated[Path | None, typer.Option(
+    schema: Annotated[Path | None, path_option(
         help="YAML profile schema that adds or replaces attributes.")] = None,
     typo_habits: Annotated[bool, typer.Option(
         "--typo-habits/--no-typo-habits",

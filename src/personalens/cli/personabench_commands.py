@@ -8,6 +8,7 @@ import typer
 from personalens.cli.executor_options import ExecutorOption, RayAddressOption
 from personalens.cli.model_options import Role, RoleModels, model_roles
 from personalens.cli.option_lists import split_list
+from personalens.cli.path_options import path_argument, path_option
 from personalens.cli.run_output import report_outcome
 from personalens.lenses.personabench.command import EvalOptions, normalise_noise, run_eval
 from personalens.models import DEFAULT_MODEL, SPEC_HELP
@@ -26,9 +27,9 @@ def noise_levels(value: str) -> list[str]:
 @app.command("eval")
 @model_roles(Role("target", "model", DEFAULT_MODEL, f"Answering model: {SPEC_HELP}."))
 def eval_command(
-    data: Annotated[Path, typer.Option(help="A community in the release layout, or a folder of "
+    data: Annotated[Path, path_option(help="A community in the release layout, or a folder of "
                                             "several.")],
-    out: Annotated[Path, typer.Option(help="Run directory; rerunning the same command resumes "
+    out: Annotated[Path, path_option(help="Run directory; rerunning the same command resumes "
                                            "it.")],
     models: RoleModels,
     noise: Annotated[str, typer.Option(help="Noise level(s), comma-separated for a sweep, e.g. "
@@ -57,7 +58,7 @@ def eval_command(
 @model_roles(Role("judge", "judge", None, f"Judge model for semantic reveal/leak checks: "
                                           f"{SPEC_HELP}. Default: lexical checks only."))
 def validate_command(
-    data: Annotated[Path, typer.Argument(help="A dataset in the release layout.")],
+    data: Annotated[Path, path_argument(help="A dataset in the release layout.")],
     models: RoleModels,
 ) -> None:
     """Check a dataset: ids resolve, answers are revealed, noise leaks nothing, graph symmetric."""

@@ -7,6 +7,7 @@ import typer
 
 from personalens.cli.executor_options import ExecutorOption, RayAddressOption
 from personalens.cli.model_options import Role, RoleModels, model_roles
+from personalens.cli.path_options import path_argument, path_option
 from personalens.cli.run_output import report_outcome
 from personalens.lenses.pqb.command import PqbOptions, run_pqb_eval
 from personalens.models import DEFAULT_MODEL, SPEC_HELP
@@ -24,14 +25,14 @@ def _fmt(value: float | None) -> str:
 @app.command("eval")
 @model_roles(Role("reranker", None))
 def eval_command(
-    out: Annotated[Path, typer.Option(help="Run directory; rerunning resumes it.")],
+    out: Annotated[Path, path_option(help="Run directory; rerunning resumes it.")],
     models: RoleModels,
-    data: Annotated[Path | None, typer.Option(help="A `pqb build` folder (queries.json, "
+    data: Annotated[Path | None, path_option(help="A `pqb build` folder (queries.json, "
                                                    "corpus.jsonl).")] = None,
-    queries: Annotated[Path | None, typer.Option(
+    queries: Annotated[Path | None, path_option(
         help="Released queries: {parent_asin: [{asin, uid, syntax_query, typo_query}]}.")
     ] = None,
-    meta: Annotated[Path | None, typer.Option(help="Amazon Reviews 2023 meta_<Category>.jsonl: "
+    meta: Annotated[Path | None, path_option(help="Amazon Reviews 2023 meta_<Category>.jsonl: "
                                                    "the corpus for --queries.")] = None,
     retriever: Annotated[str, typer.Option(help=f"Retriever: {RETRIEVER_HELP}. The endpoint "
                                                 "options below serve rerank-llm's model.")
@@ -52,10 +53,10 @@ def eval_command(
 
 @app.command("export-beir")
 def export_beir_command(
-    out: Annotated[Path, typer.Option(help="Folder for corpus.jsonl, queries.jsonl, qrels/.")],
-    data: Annotated[Path | None, typer.Option(help="A `pqb build` folder.")] = None,
-    queries: Annotated[Path | None, typer.Option(help="Released queries (PQB format).")] = None,
-    meta: Annotated[Path | None, typer.Option(help="Amazon Reviews 2023 meta_<Category>.jsonl."
+    out: Annotated[Path, path_option(help="Folder for corpus.jsonl, queries.jsonl, qrels/.")],
+    data: Annotated[Path | None, path_option(help="A `pqb build` folder.")] = None,
+    queries: Annotated[Path | None, path_option(help="Released queries (PQB format).")] = None,
+    meta: Annotated[Path | None, path_option(help="Amazon Reviews 2023 meta_<Category>.jsonl."
                                               )] = None,
 ) -> None:
     """Write the queries and corpus in BEIR format for external retrievers."""
@@ -74,14 +75,14 @@ def export_beir_command(
                   f"Model writing candidate queries: {SPEC_HELP}. Its endpoint options also "
                   "serve --corrector llm:<spec>."))
 def build_command(
-    out: Annotated[Path, typer.Option(help="Dataset folder (also a run directory; rerunning "
+    out: Annotated[Path, path_option(help="Dataset folder (also a run directory; rerunning "
                                            "resumes it).")],
     models: RoleModels,
-    reviews: Annotated[Path | None, typer.Option(
+    reviews: Annotated[Path | None, path_option(
         help="Amazon Reviews 2023 <Category>.jsonl: the users' writing histories.")] = None,
-    meta: Annotated[Path | None, typer.Option(
+    meta: Annotated[Path | None, path_option(
         help="Amazon Reviews 2023 meta_<Category>.jsonl: the product corpus.")] = None,
-    population: Annotated[Path | None, typer.Option(
+    population: Annotated[Path | None, path_option(
         help="A `personalens generate` folder: purchases form the corpus, each person's own "
              "turns their writing history.")] = None,
     candidates: Annotated[str, typer.Option(
@@ -154,8 +155,8 @@ def _explain_empty(summary, candidates: str) -> None:
 
 @app.command("compare")
 def compare_command(
-    runs: Annotated[list[Path], typer.Argument(help="pqb eval run directories.")],
-    out: Annotated[Path, typer.Option(help="Folder for comparison.json and report.html.")],
+    runs: Annotated[list[Path], path_argument(help="pqb eval run directories.")],
+    out: Annotated[Path, path_option(help="Folder for comparison.json and report.html.")],
 ) -> None:
     """Flip rate vs K per retriever and clean vs typo hits, across pqb eval runs."""
     from personalens.lenses.pqb.comparison import compare_runs

@@ -7,6 +7,7 @@ import typer
 
 from personalens.cli.model_options import Role, RoleModels, model_roles
 from personalens.cli.option_lists import int_list, split_list
+from personalens.cli.path_options import path_option
 from personalens.cli.run_output import report_outcome
 from personalens.models import DEFAULT_MODEL, SPEC_HELP
 
@@ -19,8 +20,8 @@ app = typer.Typer(help="PrefDisco: does a model ask the right questions to disco
              Role("user", "user_model", None, "Simulated user's model. Default: the target's."),
              Role("judge", "judge", None, "Judge model. Default: the target's."))
 def eval_command(
-    data: Annotated[Path, typer.Option(help="prefq-bench JSONL file, or a folder of them.")],
-    out: Annotated[Path, typer.Option(help="Run directory; rerunning the same command resumes "
+    data: Annotated[Path, path_option(help="prefq-bench JSONL file, or a folder of them.")],
+    out: Annotated[Path, path_option(help="Run directory; rerunning the same command resumes "
                                            "it.")],
     models: RoleModels,
     conditions: Annotated[str, typer.Option(help="Comma-separated: baseline, discovery, oracle."
@@ -66,14 +67,14 @@ def eval_command(
 @app.command("build")
 @model_roles(Role("generator", "model", DEFAULT_MODEL, f"Generator model: {SPEC_HELP}."))
 def build_command(
-    out: Annotated[Path, typer.Option(help="Build folder (a run directory; rerunning resumes "
+    out: Annotated[Path, path_option(help="Build folder (a run directory; rerunning resumes "
                                            "it). The dataset goes to OUT/data/<task>.jsonl.")],
     models: RoleModels,
-    problems: Annotated[list[Path] | None, typer.Option(
+    problems: Annotated[list[Path] | None, path_option(
         help="Source benchmark rows (JSONL; MATH-500, AIME, CommonsenseQA, LogiQA, MaScQA, "
              "MedQA, MMLU, ScienceQA, SimpleQA, SocialIQA). Repeatable; the task is the file's "
              "stem. Default: the ~30 problems shipped with personalens.")] = None,
-    population: Annotated[Path | None, typer.Option(
+    population: Annotated[Path | None, path_option(
         help="A `personalens generate` output: personas come from its profiles.")] = None,
     personas: Annotated[int, typer.Option(help="Personas the generator writes (without "
                                                "--population).")] = 6,

@@ -7,6 +7,7 @@ import typer
 
 from personalens.cli.model_options import Role, RoleModels, model_roles
 from personalens.cli.option_lists import split_list
+from personalens.cli.path_options import path_option
 from personalens.cli.run_output import report_outcome
 from personalens.models import DEFAULT_MODEL, SPEC_HELP
 
@@ -21,13 +22,13 @@ def register(app: typer.Typer) -> None:
              Role("judge", "judge", None, "Judge model (is a decoy answering its query?). "
                                           "Default: the generator's."))
 def build_command(
-    out: Annotated[Path, typer.Option(help="Build folder (a run directory; rerunning resumes "
+    out: Annotated[Path, path_option(help="Build folder (a run directory; rerunning resumes "
                                            "it). Records go to OUT/data/<risk>.json.")],
     models: RoleModels,
     risks: Annotated[str, typer.Option(help="Comma-separated: irp, accuracy, agreement, "
                                             "framing, narrowing.")
                      ] = "irp,accuracy,agreement,framing,narrowing",
-    population: Annotated[Path | None, typer.Option(
+    population: Annotated[Path | None, path_option(
         help="A `personalens generate` output: profiles come from its people (most diverse "
              "first); the generator writes the fields it lacks.")] = None,
     profiles: Annotated[int, typer.Option(help="Profiles in the dataset.")] = 8,
@@ -39,23 +40,23 @@ def build_command(
              "profession constraints is dropped.")] = 4,
     per_risk: Annotated[int, typer.Option(help="Records per risk ((query, profile) pairs "
                                                "drawn with --seed).")] = 10,
-    irp_templates: Annotated[Path | None, typer.Option(
+    irp_templates: Annotated[Path | None, path_option(
         help="IRP templates, JSON [{domain, preference, query}] (the release's "
              "irrelevant_personalization_templates_*.json). Default: the shipped 20.")] = None,
-    benchmark: Annotated[Path | None, typer.Option(
+    benchmark: Annotated[Path | None, path_option(
         help="Benchmark rows, JSONL in GSM8K, MMLU or CommonsenseQA shape. Default: the "
              "shipped 15.")] = None,
-    aita: Annotated[Path | None, typer.Option(
+    aita: Annotated[Path | None, path_option(
         help="AITA-style posts, CSV with a query column and a verdict column (YTA/NTA) "
              "(the release's sycophantic_query.csv plus verdicts). Default: the shipped 10.")
                     ] = None,
     aita_verdict: Annotated[str | None, typer.Option(
         help="Verdict (YTA or NTA) for every row of an --aita file without a verdict column.")
                             ] = None,
-    sycophancy_templates: Annotated[Path | None, typer.Option(
+    sycophancy_templates: Annotated[Path | None, path_option(
         help="Perspective (framing) templates, JSON [{domain, preference, query, sides?}] (the "
              "release's sycophancy_templates_*.json). Default: the shipped 10.")] = None,
-    narrowing: Annotated[Path | None, typer.Option(
+    narrowing: Annotated[Path | None, path_option(
         help="Open recommendation queries, CSV with a query column (the release's "
              "narrowing_queries_100.csv). Default: the shipped 10.")] = None,
     generate_templates: Annotated[int, typer.Option(

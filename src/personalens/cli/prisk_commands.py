@@ -9,6 +9,7 @@ import typer
 from personalens.cli import prisk_build_command
 from personalens.cli.model_options import Role, RoleModels, model_roles
 from personalens.cli.option_lists import int_list, split_list
+from personalens.cli.path_options import path_option
 from personalens.cli.run_output import report_outcome
 from personalens.models import DEFAULT_MODEL, SPEC_HELP
 from personalens.retrieval import RETRIEVER_HELP
@@ -28,10 +29,10 @@ app = typer.Typer(help="PRISK: the hidden costs of personalisation, and the stat
                                                                 "items are useful to the "
                                                                 "user. Default: the judge."))
 def eval_command(
-    data: Annotated[Path, typer.Option(help="Assembled PRISK records (release JSON), a file or "
+    data: Annotated[Path, path_option(help="Assembled PRISK records (release JSON), a file or "
                                             "a folder of *.json (e.g. a `prisk build` OUT/data)."
                                        )],
-    out: Annotated[Path, typer.Option(help="Run directory; rerunning the same command resumes "
+    out: Annotated[Path, path_option(help="Run directory; rerunning the same command resumes "
                                            "it.")],
     models: RoleModels,
     conditions: Annotated[str, typer.Option(help="Comma-separated: base, profile, retrieval, "
@@ -86,9 +87,9 @@ prisk_build_command.register(app)
 
 @app.command("stats")
 def stats_command(
-    scores: Annotated[Path, typer.Option(help="CSV with columns record, profile (0/1), memory "
+    scores: Annotated[Path, path_option(help="CSV with columns record, profile (0/1), memory "
                                               "(0/1), score; optional risk and model.")],
-    out: Annotated[Path, typer.Option(help="Run directory for metrics.json and report.html.")],
+    out: Annotated[Path, path_option(help="Run directory for metrics.json and report.html.")],
     coding: Annotated[str, typer.Option(help="treatment (0/1) or effect (±0.5) coding of P "
                                              "and M.")] = "treatment",
     correction: Annotated[str, typer.Option(help="holm or bh, across models x risks x "

@@ -2,6 +2,7 @@
 
 import hashlib
 import importlib.metadata
+import os
 import platform
 from collections.abc import Iterable
 from pathlib import Path
@@ -21,9 +22,23 @@ def package_versions() -> dict[str, str]:
 
 
 def fingerprint(files: Iterable[Path], root: Path) -> str:
-    """sha256 over (relative path, bytes) of every file, in sorted order."""
+    """sha256 over (path relative to `root`, bytes) of every file, in sorted order.
+
+    Relative, absolute and symlinked spellings of the same files give the same fingerprint.
+    """
+    named = sorted((_relative(path, root), path) for path in files)
     digest = hashlib.sha256()
-    for path in sorted(files, key=lambda p: p.relative_to(root).as_posix()):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+    for name, path in named:
+        digest.update(name.encode() + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
+
+
+def _relative(path: Path, root: Path) -> str:
+    # As written first (a symlinked file keeps its name in the dataset), then with symlinks
+    # resolved on both sides (a root given through a symlink, or relative to another cwd).
+    absolute = (Path(os.path.abspath(path)), Path(os.path.abspath(root)))
+    for file, base in (absolute, (path.resolve(), root.resolve())):
+        if file.is_relative_to(base):
+            return file.relative_to(base).as_posix()
+    raise ValueError(f"{path} is not inside {root}")
