@@ -194,3 +194,108 @@ def test_the_llm_reranker_reaches_a_local_server_through_the_endpoint_options(tm
     assert manifest["usage"]["reranker"]["requests"] == len(server.requests)
     metrics = json.loads((tmp_path / "run/metrics.json").read_text())
     assert metrics["n_queries"] == 9 and metrics["failures"] == []
+
+
+def _report_entries(run_dir) -> list[dict]:
+    """The report browser's embedded entries as {title, facets, fields} (every entry, not only
+    the first page), read back from report.html."""
+    page = (run_dir / "report.html").read_text()
+    data = json.loads(page.split('class="qb-data">', 1)[1].split("</script>", 1)[0])
+    words = data["words"]
+    return [{"title": title,
+             "facets": {words[tags[i]]: words[tags[i + 1]] for i in range(0, len(tags), 2)},
+             "fields": [(words[fields[i]], fields[i + 1]) for i in range(0, len(fields), 2)]}
+            for title, _, tags, fields in data["entries"]]
+
+
+def test_a_pair_entry_shows_queries_typos_rankings_with_titles_and_verdicts():
+    from personalens.lenses.pqb.report_page import browser_entries
+
+    hostile = "<script>alert('x')</script> amp"
+    titles = {"gold1": "Tan guitar\nstore: Harmonia", "other": hostile, "gold2": "Sony cord"}
+    a = {**_record("i/u1", "i", 2, None, None, has_random=False), "uid": "u1", "asin": "gold1",
+         "status": "ok", "top_clean": ["other", "gold1"], "top_typo": ["other"],
+         "top_random_typo": None}
+    b = {**_record("i/u2", "i", None, None, None, has_typo=False, has_random=False),
+         "uid": "u2", "asin": "gold1", "status": "ok", "top_clean": ["other"],
+         "top_typo": None, "top_random_typo": None}
+    released = {("i", "u1"): {"typo_edits": [{"word": "the", "typed": "teh",
+                                              "kind": "transposition", "source": "reused"}]},
+                ("i", "u2"): {"typo_skipped": "the user has no observed typos"}}
+    failed = {"key": "j/u3", "parent_asin": "j", "asin": "gold2", "uid": "u3",
+              "status": "failed", "syntax_query": "a sony cord", "typo_query": "a sonny cord",
+              "random_typo_query": None, "rank_clean": 1, "top_clean": ["gold2"],
+              "rank_random_typo": None, "top_random_typo": None,
+              "ranking_errors": {"typo": "rerank failed after 3 attempts"},
+              "error": {"kind": "rerank_failed", "message": "rerank failed after 3 attempts",
+                        "attempts": 1}}
+    items = browser_entries([a, b, failed], titles, released)
+    assert items.total == 2 and [e.title for e in items.entries] == ["item j · u3 (failed)",
+                                                                      "item i"]
+    _, pair = items.entries
+    fields = dict(pair.fields)
+    assert fields["gold item"] == "gold1 · Tan guitar"
+    assert fields["u1 · clean query (rank 2)"] == (
+        "the guitar\nhit@K: 1 no, 5 yes, 10 yes, 20 yes\ntop 2:\n"
+        f" 1. other · {hostile}\n 2. gold1 · Tan guitar  ← gold")
+    assert fields["u1 · typo query (rank >20)"] == (
+        "teh guitar\ntyped as: the → teh (transposition, reused)\n"
+        f"hit@K: 1 no, 5 no, 10 no, 20 no\ntop 1:\n 1. other · {hostile}")
+    assert fields["u2 · typo query"] == "none: the user has no observed typos"
+    assert "u2 · clean query (rank >20)" in fields and "u1 · random-typo query" not in str(fields)
+    assert fields["pair verdict (clean queries)"].splitlines() == [
+        "flip@1: same (u1 miss, u2 miss)", "flip@5: flips (u1 hit, u2 miss)",
+        "flip@10: flips (u1 hit, u2 miss)", "flip@20: flips (u1 hit, u2 miss)"]
+    assert pair.facets == {"flip@1": "same", "flip@10": "flips", "typo hurt": "yes (hit@10 lost)"}
+    # The failed query: the ranking it did get, the one it did not, and the error.
+    entry = items.entries[0]
+    fields = dict(entry.fields)
+    assert fields["u3 · clean query (rank 1)"].endswith(" 1. gold2 · Sony cord  ← gold")
+    assert fields["u3 · typo query (failed)"] == (
+        "a sonny cord\nnot ranked: rerank failed after 3 attempts")
+    assert fields["error"] == "rerank_failed: rerank failed after 3 attempts"
+    assert entry.facets["flip@1"] == "failed"
+
+
+def test_the_report_browser_shows_titles_and_a_failed_querys_partial_exchange(tmp_path):
+    rules = tmp_path / "rules.json"
+    # Queries mentioning Sony (item B00006HOLL's user) get a ranking naming no candidate.
+    rules.write_text(json.dumps({"rules": [{"pattern": "Search query: (?![^\\n]*Sony)",
+                                            "reply": '{"ranking": [1]}'}],
+                                 "default": '{"ranking": [99]}'}))
+    out = tmp_path / "run"
+    result = personalens("pqb", "eval", "--queries", QUERIES, "--meta", META, "--retriever",
+                         f"rerank-llm:scripted:{rules}", "--out", out)
+    assert result.returncode == 3, result.stderr
+    entries = _report_entries(out)
+    failed = [e for e in entries if e["facets"]["flip@1"] == "failed"]
+    assert [e["title"] for e in failed] == ["item B00006HOLL · AEHWA3JAG4KD3GCOLZRRHDRB77AQ "
+                                            "(failed)"]
+    fields = dict(failed[0]["fields"])
+    meta = {json.loads(x)["parent_asin"]: json.loads(x) for x in META.read_text().splitlines()}
+    assert fields["gold item"] == f"B00006HOLL · {meta['B00006HOLL']['title']}"
+    clean = fields["AEHWA3JAG4KD3GCOLZRRHDRB77AQ · clean query (failed)"]
+    assert clean.startswith("Could I get a silver product from Sony")
+    assert "not ranked: rerank failed" in clean
+    assert fields["error"].startswith("rerank_failed: rerank failed")
+    # A pair: both users' queries with their rankings' titles, the gold marked where found.
+    pair = next(e for e in entries if e["title"] == "item B00004UE2D")
+    text = "\n".join(t for _, t in pair["fields"])
+    assert "I need to find a tan mahogany guitar" in text and "ltan mahogwny" in text
+    assert f"B00004UE2D · {meta['B00004UE2D']['title']}  ← gold" in text
+    assert "flip@1: " in dict(pair["fields"])["pair verdict (clean queries)"]
+
+
+def test_a_report_with_nothing_scored_says_so_instead_of_drawing_empty_plots():
+    from personalens.lenses.pqb.analysis import summarise
+    from personalens.lenses.pqb.metrics import PqbMetrics
+    from personalens.lenses.pqb.report_page import report_sections
+    from personalens.report import HtmlReport
+
+    report = HtmlReport("pqb")
+    report_sections(report, PqbMetrics.model_validate(
+        {**summarise([]), "retriever": "bm25", "failures": []}), "bm25")
+    page = report.render()
+    assert "<img" not in page
+    assert "Flip rate vs K: nothing scored" in page
+    assert "Clean vs typo Hit@K: nothing scored" in page

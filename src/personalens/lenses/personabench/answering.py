@@ -1,6 +1,9 @@
 """The end-to-end step: the target model answers a personal question from retrieved chunks."""
 
-from personalens.models import ChatModel, Completion, Message
+import hashlib
+import json
+
+from personalens.models import Message
 
 ANSWER_PARAMS = {"temperature": 0.0, "max_tokens": 48, "seed": 0}
 
@@ -19,5 +22,8 @@ def answer_messages(question: str, chunks: list[str]) -> list[Message]:
     return [{"role": "user", "content": prompt}]
 
 
-async def answer(model: ChatModel, question: str, chunks: list[str]) -> Completion:
-    return await model.complete(answer_messages(question, chunks), **ANSWER_PARAMS)
+def prompt_digest(messages: list[Message]) -> str:
+    """sha256 of the messages as sent: a record keeps it instead of the prompt (which holds k
+    session texts), and the report checks the prompt it rebuilds from the data against it."""
+    text = json.dumps(messages, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()

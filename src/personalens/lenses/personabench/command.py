@@ -126,7 +126,7 @@ class PersonabenchEval(Lens):
                      f"items: {metrics.n_recorded} of {metrics.n_planned} recorded, "
                      f"{metrics.n_failed} failed"),
             sections=lambda report: report_sections(report, metrics),
-            browser=browser_entries(records))
+            browser=browser_entries(records, self.communities))
 
     async def aclose(self) -> None:
         await self.evaluation.aclose()

@@ -3,14 +3,18 @@
 import asyncio
 from dataclasses import dataclass
 
-from personalens.lenses.personabench.answering import answer
+from personalens.lenses.personabench.answering import (
+    ANSWER_PARAMS,
+    answer_messages,
+    prompt_digest,
+)
 from personalens.lenses.personabench.scoring import (
     category,
     outdated_recall,
     score_answer,
     score_retrieval,
 )
-from personalens.models import ChatModel, ModelCallFailed
+from personalens.models import ChatModel, Message, ModelCallFailed
 from personalens.population.release_reader import Community, Question
 from personalens.retrieval import Document, Retriever
 from personalens.retrieval.distributed import search_by_name, searches_remotely
@@ -91,8 +95,12 @@ class Evaluation:
         record = _retrieval_record(item, ids, level.ground_truth[item.question.q_id])
         if self.model is None:
             return record
+        # The prompt is k session texts: the record keeps its digest, and the report rebuilds
+        # it from the retrieved ids and the data (checked against the digest).
+        messages = answer_messages(item.question.question, [by_id[i].text for i in ids])
+        record["prompt_sha256"] = prompt_digest(messages)
         try:
-            record.update(await self._answer(item.question, [by_id[i].text for i in ids]))
+            record.update(await self._answer(item.question, messages))
         except ModelCallFailed as exc:
             raise exc.with_data(record) from exc
         return record
@@ -118,8 +126,8 @@ class Evaluation:
             ids = await run_blocking(search)
         return {item.key: found for item, found in zip(group, ids, strict=True)}
 
-    async def _answer(self, q: Question, chunks: list[str]) -> dict:
-        completion = await answer(self.model, q.question, chunks)
+    async def _answer(self, q: Question, messages: list[Message]) -> dict:
+        completion = await self.model.complete(messages, **ANSWER_PARAMS)
         scores = score_answer(q.answer, completion.text)
         out = {
             "prediction": completion.text,

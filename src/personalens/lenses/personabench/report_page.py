@@ -2,11 +2,15 @@
 browser of every question with what was retrieved, what the model said and the gold answer."""
 
 import json
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from personalens.lenses.personabench.analysis import CATEGORIES
+from personalens.lenses.personabench.answering import ANSWER_PARAMS, answer_messages, prompt_digest
 from personalens.lenses.personabench.metrics import Condition, PersonabenchMetrics, Scores
+from personalens.lenses.personabench.scoring import answer_words
+from personalens.population.release_reader import Community, Session
 from personalens.report import (
+    ENTRY_LIMIT,
     BrowserEntry,
     BrowserItems,
     HtmlReport,
@@ -36,17 +40,26 @@ def _retrieval_section(report: HtmlReport, conditions: list[Condition]) -> None:
     rows = [[c.label, name, s.recall, _ci(s, "recall"), s.ndcg, _ci(s, "ndcg"), s.n]
             for c in conditions for name, s in ((n, c.retrieval[n]) for n in _ROWS)]
     report.table(["condition", "category", "recall", "95% CI", "nDCG", "95% CI", "n"], rows)
-    report.figure(
-        grouped_bars({c.label: {n: c.retrieval[n].recall for n in _ROWS} for c in conditions},
-                     "recall", "Retrieval recall per category"),
-        "Retrieval recall per category per retriever and noise level",
-    )
+    # A category no condition scored is left out of the plot (it would be drawn as a bar of
+    # height 0); with nothing scored at all the page says so instead of drawing empty axes.
+    rows = [n for n in _ROWS if any(c.retrieval[n].recall is not None for c in conditions)]
+    if not rows:
+        report.paragraph("Retrieval recall per category: nothing scored.")
+    else:
+        report.figure(
+            grouped_bars({c.label: {n: c.retrieval[n].recall for n in rows}
+                          for c in conditions}, "recall", "Retrieval recall per category"),
+            "Retrieval recall per category per retriever and noise level",
+        )
     if len({c.noise for c in conditions}) > 1:
         series: dict[str, list] = {}
         for c in sorted(conditions, key=lambda c: c.noise):
             series.setdefault(c.retriever, []).append((c.noise, c.retrieval["overall"].recall))
-        report.figure(line_plot(series, "noise ratio", "overall recall", "Recall vs noise"),
-                      "Overall retrieval recall against the noise ratio")
+        if any(y is not None for points in series.values() for _, y in points):
+            report.figure(line_plot(series, "noise ratio", "overall recall", "Recall vs noise"),
+                          "Overall retrieval recall against the noise ratio")
+        else:
+            report.paragraph("Recall vs noise: nothing scored.")
 
 
 def _end_to_end_section(report: HtmlReport, conditions: list[Condition],
@@ -71,9 +84,48 @@ def _bounds(low: float | None, high: float | None) -> str | None:
     return None if low is None or high is None else f"{low:.3f}–{high:.3f}"
 
 
-def browser_entries(records: Iterable[dict]) -> BrowserItems:
-    """One entry per question and condition, wrong and failed answers first."""
-    return first_entries(((_wrong_first(r), _entry(r)) for r in records), FACETS)
+def browser_entries(records: Collection[dict],
+                    communities: Iterable[Community] = ()) -> BrowserItems:
+    """One entry per question and condition, wrong and failed answers first.
+
+    Each entry is the whole exchange: the question, the person, the gold answer and sessions,
+    what the retriever returned, the prompt the answering model was sent, its answer, and how
+    the scorer compared them; a failed item shows what it produced before it failed. Records
+    hold retrieved ids, not texts: the texts come from `communities` (the run's data, which the
+    lens has loaded), and the prompt is rebuilt from them and checked against the digest the
+    record kept. Long sessions are cut, and the entry says so: the browser embeds at most
+    TEXT_BUDGET characters of session text in all.
+    """
+    sessions = _Sessions(communities)
+    per_entry = min(ENTRY_CHARS, max(MIN_ENTRY_CHARS,
+                                     TEXT_BUDGET // max(1, min(len(records), ENTRY_LIMIT))))
+    return first_entries(((_wrong_first(r), _entry(r, sessions, per_entry)) for r in records),
+                         FACETS)
+
+
+# Session text shown per entry: the whole browser stays near TEXT_BUDGET characters, however
+# many items the run has (a 20,000-entry report gets 1,250 characters per entry).
+TEXT_BUDGET = 25_000_000
+ENTRY_CHARS = 20_000
+MIN_ENTRY_CHARS = 1_000
+SESSION_CHARS = 6_000
+
+
+class _Sessions:
+    """The sessions of each (community, noise, person), by segment id, built when first asked."""
+
+    def __init__(self, communities: Iterable[Community]):
+        self._communities = {c.name: c for c in communities}
+        self._by_id: dict[tuple, dict[str, Session]] = {}
+
+    def of(self, record: dict) -> dict[str, Session]:
+        key = (record.get("community"), record.get("noise"), record.get("person"))
+        if key not in self._by_id:
+            community = self._communities.get(key[0])
+            level = community.levels.get(key[1]) if community else None
+            found = level.sessions.get(key[2], []) if level else []
+            self._by_id[key] = {s.segment_id: s for s in found}
+        return self._by_id[key]
 
 
 def _outcome(record: dict) -> str:
@@ -90,21 +142,137 @@ def _wrong_first(record: dict) -> tuple:
     return order[_outcome(record)], record["key"]
 
 
-def _entry(record: dict) -> BrowserEntry:
-    fields = [("person", record["person"]),
-              ("retrieved", ", ".join(record["retrieved_ids"])),
-              ("ground-truth sessions", json.dumps(record["ground_truth"], ensure_ascii=False)),
-              ("retrieval", f"recall {record['retrieval']['recall']:.3f}, nDCG "
-                            f"{record['retrieval']['ndcg']:.3f}")]
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _clip(text: str, limit: int, reader: str) -> str:
+    if len(text) <= limit:
+        return text
+    return (f"{text[:limit]}\n[… {len(text) - limit:,} more characters of this session are not "
+            f"shown in this report; {reader} all {len(text):,}]")
+
+
+def _entry(record: dict, sessions: _Sessions, per_entry: int) -> BrowserEntry:
+    question = record.get("question") or record["key"]
+    fields = [("question", f"{question}\n(question {record.get('q_id', '?')}: "
+                           f"{record.get('type', '?')}, {record.get('difficulty', '?')}; "
+                           f"scored as {record.get('category', '?')})"),
+              ("person", f"{record.get('person', '?')} (community {record.get('community', '?')}"
+                         f", noise {record.get('noise', '?')})")]
+    if "answer" in record:
+        gold = _json(record["answer"])
+        if record.get("outdated_value") is not None:
+            gold += (f"\noutdated value (the answer must not repeat it): "
+                     f"{_json(record['outdated_value'])}")
+        fields.append(("gold answer", gold))
+    if "retrieved_ids" in record:
+        fields += _retrieval_fields(record, sessions.of(record), per_entry)
     if "prediction" in record:
-        e2e = record["end_to_end"]
         fields += [("model answer", record["prediction"]),
-                   ("answer score", f"precision {e2e['precision']:.3f}, recall "
-                                    f"{e2e['recall']:.3f}, F1 {e2e['f1']:.3f}")]
+                   ("answer score", _answer_score(record))]
     if record["status"] != "ok":
-        fields.append(("error", f"{record['error']['kind']}: {record['error']['message']}"))
-    fields.append(("gold answer", json.dumps(record["answer"], ensure_ascii=False)))
-    noise = float(record["noise"])
-    return BrowserEntry(title=record["question"], fields=fields, facets={
-        "category": record["category"], "outcome": _outcome(record),
-        "condition": f"{record['retriever']} @ noise {noise:g}"})
+        error = record["error"]
+        fields.append(("error", f"{error['kind']}: {error['message']}"))
+        fields.append(("stopped at", _stopped_at(record)))
+    noise = record.get("noise")
+    return BrowserEntry(title=question, fields=fields, facets={
+        "category": record.get("category") or "", "outcome": _outcome(record),
+        "condition": f"{record.get('retriever', '?')} @ noise "
+                     f"{float(noise):g}" if noise is not None else record.get("retriever", "?")})
+
+
+def _stopped_at(record: dict) -> str:
+    if "retrieved_ids" not in record:
+        return "before retrieval finished: nothing was retrieved or asked"
+    if "prompt_sha256" in record and "prediction" not in record:
+        return ("answering: the sessions above were retrieved and the prompt above was sent; "
+                "the model gave no answer, so this question is not scored end to end (its "
+                "retrieval scores count)")
+    return "after retrieval"
+
+
+def _retrieval_fields(record: dict, by_id: dict[str, Session],
+                      per_entry: int) -> list[tuple[str, str]]:
+    ids, alternatives = record["retrieved_ids"], record.get("ground_truth") or {}
+    gold_of: dict[str, list[str]] = {}
+    for item, options in alternatives.items():
+        for segment in options:
+            gold_of.setdefault(segment, []).append(item)
+    rank = {}
+    for i, segment in enumerate(ids, start=1):
+        rank.setdefault(segment, i)
+    gold_lines = [f"{item}: " + ", ".join(
+        f"{s} (retrieved at rank {rank[s]})" if s in rank else f"{s} (not retrieved)"
+        for s in options) for item, options in alternatives.items()]
+    answered = "prompt_sha256" in record
+    limit = min(SESSION_CHARS, max(200, per_entry // max(1, len(ids))))
+    reader = "the model received" if answered else "the retriever indexed"
+    lines = []
+    for i, segment in enumerate(ids, start=1):
+        session = by_id.get(segment)
+        head = f"[{i}] {segment}" + (f" · {session.kind}" if session else "")
+        if segment in gold_of:
+            head += " · gold for " + ", ".join(gold_of[segment])
+        if answered and session is not None:
+            lines.append(head)  # its text is in the prompt below, as [i]
+        elif session is None:
+            lines.append(f"{head}\n(text not available: this session is not in the loaded data)")
+        else:
+            lines.append(f"{head}\n{_clip(session.text, limit, reader)}\n")
+    label = f"retrieved by {record.get('retriever', '?')} (top {len(ids)})"
+    if answered:
+        label += ", their texts are the prompt's excerpts [1]…"
+    scores = record.get("retrieval") or {}
+    found = [item for item, options in alternatives.items() if any(s in rank for s in options)]
+    fields = [("gold sessions (any one of an item's sessions counts)", "\n".join(gold_lines)),
+              (label, "\n".join(lines).rstrip()),
+              ("retrieval score", f"recall {scores.get('recall', 0):.3f}, nDCG "
+                                  f"{scores.get('ndcg', 0):.3f}: {len(found)} of "
+                                  f"{len(alternatives)} answer item(s) found in the top "
+                                  f"{len(ids)} (each the best over every way of picking one "
+                                  "gold session per item)")]
+    if answered:
+        fields.append(_prompt_field(record, ids, by_id, limit))
+    return fields
+
+
+def _prompt_field(record: dict, ids: list[str], by_id: dict[str, Session],
+                  limit: int) -> tuple[str, str]:
+    params = ", ".join(f"{k} {v:g}" for k, v in ANSWER_PARAMS.items())
+    missing = [s for s in dict.fromkeys(ids) if s not in by_id]
+    if missing:
+        return (f"prompt sent to the answering model ({params})",
+                f"cannot be rebuilt: session(s) {', '.join(missing)} are not in the loaded data "
+                f"(sha256 of the prompt sent: {record['prompt_sha256']})")
+    texts = [by_id[s].text for s in ids]
+    sent = prompt_digest(answer_messages(record["question"], texts)) == record["prompt_sha256"]
+    check = ("rebuilt from the data; identical to the prompt sent (sha256)" if sent else
+             "rebuilt from the data, but NOT identical to the prompt sent: the data or "
+             "personalens changed since the run")
+    shown = answer_messages(record["question"], [_clip(t, limit, "the model received")
+                                                 for t in texts])
+    body = "\n\n".join(f"── {m['role']} ──\n{m['content']}" for m in shown)
+    return f"prompt sent to the answering model ({params}; {check})", body
+
+
+def _answer_score(record: dict) -> str:
+    gold, predicted = answer_words(record["answer"]), answer_words(record["prediction"])
+    e2e = record["end_to_end"]
+    lines = [f"gold words: {' '.join(sorted(gold)) or '(none)'}",
+             f"answer words: {' '.join(sorted(predicted)) or '(none)'}",
+             f"in both: {' '.join(sorted(gold & predicted)) or '(none)'}",
+             f"precision {e2e['precision']:.3f} ({len(gold & predicted)}/{len(predicted)}), "
+             f"recall {e2e['recall']:.3f} ({len(gold & predicted)}/{len(gold)}), "
+             f"F1 {e2e['f1']:.3f}"]
+    if "outdated_recall" in record:
+        stale = answer_words(record["outdated_value"]) - gold
+        lines.append(f"outdated words: {' '.join(sorted(stale)) or '(none)'}; repeated: "
+                     f"{' '.join(sorted(stale & predicted)) or '(none)'} (outdated-word "
+                     f"recall {record['outdated_recall']:.3f})")
+    usage = record.get("usage") or {}
+    if usage:
+        lines.append(f"tokens: {usage.get('prompt_tokens')} in, "
+                     f"{usage.get('completion_tokens')} out"
+                     + (" (from the response cache)" if record.get("cached") else ""))
+    return "\n".join(lines)

@@ -5,10 +5,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from personalens.errors import InputError
+from personalens.input_files import read_json
 from personalens.lenses.pqb.analysis import MAX_K, scored, summarise
 from personalens.lenses.pqb.metrics import PqbMetrics
 from personalens.lenses.pqb.release_format import QueryGroup, QueryRecord, load_corpus, load_queries
-from personalens.lenses.pqb.report_page import SHOWN, browser_entries, report_sections
+from personalens.lenses.pqb.report_page import (
+    SHOWN,
+    browser_entries,
+    corpus_titles,
+    report_sections,
+)
 from personalens.models import ModelSettings
 from personalens.report.run_page import run_page
 from personalens.retrieval import get_retriever
@@ -133,17 +139,20 @@ class PqbEval(Lens):
     async def run_item(self, item: QueryItem) -> dict:
         record = item.record
         fields = {"parent_asin": item.group.parent_asin, "asin": record.asin, "uid": record.uid}
-        failed = [self.ranked.errors[q] for q in item.texts().values()
-                  if q and self.ranked.errors[q]]
-        if failed:
-            raise RecordedFailure("rerank_failed", failed[0], data=fields)
-        return {**fields, "syntax_query": record.syntax_query, "typo_query": record.typo_query,
-                "random_typo_query": record.random_typo_query,
-                **{f"rank_{kind}": self._rank(q, record.asin)
-                   for kind, q in item.texts().items()},
-                # The head of each ranking, for the report's browser.
-                **{f"top_{kind}": self.ranked.ids[q][:SHOWN] if q else None
-                   for kind, q in item.texts().items()}}
+        fields |= {"syntax_query": record.syntax_query, "typo_query": record.typo_query,
+                   "random_typo_query": record.random_typo_query}
+        errors = {kind: self.ranked.errors[q] for kind, q in item.texts().items()
+                  if q and self.ranked.errors[q]}
+        ranked = {kind: q for kind, q in item.texts().items() if kind not in errors}
+        # Ranks and the head of each ranking (for the report's browser); a failed item keeps
+        # those of its queries that were ranked, beside the errors of the others.
+        fields |= {**{f"rank_{kind}": self._rank(q, record.asin) for kind, q in ranked.items()},
+                   **{f"top_{kind}": self.ranked.ids[q][:SHOWN] if q else None
+                      for kind, q in ranked.items()}}
+        if errors:
+            raise RecordedFailure("rerank_failed", next(iter(errors.values())),
+                                  data={**fields, "ranking_errors": errors})
+        return fields
 
     def _rank(self, query: str | None, asin: str) -> int | None:
         if query is None or asin not in self.ranked.ids[query]:
@@ -165,7 +174,14 @@ class PqbEval(Lens):
                      f"{config['retriever']} · {metrics.n_queries} queries, "
                      f"{metrics.n_pairs} user pairs, {metrics.n_typo} typo queries"),
             sections=lambda report: report_sections(report, metrics, config["retriever"]),
-            browser=browser_entries(records))
+            browser=browser_entries(records, corpus_titles(self.corpus), self._released()))
+
+    def _released(self) -> dict[tuple[str, str], dict]:
+        """The dataset's own query records by (parent_asin, uid): a built dataset's hold how
+        each typo was made (`typo_edits`) or why a query has none (`typo_skipped`)."""
+        raw = read_json(self.options.queries)
+        return {(parent, r["uid"]): r for parent, rs in raw.items() for r in rs
+                if isinstance(r, dict) and isinstance(r.get("uid"), str)}
 
     async def aclose(self) -> None:
         await run_blocking(self.retriever.close)

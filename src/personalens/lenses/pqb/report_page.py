@@ -2,9 +2,9 @@
 of every item's pair of users with their queries and rankings."""
 
 import heapq
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-from personalens.lenses.pqb.analysis import KS, pairs
+from personalens.lenses.pqb.analysis import KS, MAX_K, pairs
 from personalens.lenses.pqb.metrics import PqbMetrics
 from personalens.population.typo_habits import KINDS
 from personalens.report import (
@@ -25,11 +25,14 @@ def report_sections(report: HtmlReport, metrics: PqbMetrics, retriever: str) -> 
     rows = [[name, k, v.value, v.ci_low, v.ci_high]
             for name, by_k in metrics.flip_rate.items() for k, v in by_k.items()]
     report.table(["definition", "K", "flip rate", "95% CI low", "95% CI high"], rows)
-    report.figure(line_plot({f"{retriever} ({name})":
-                             [(k, metrics.flip_rate[name][str(k)].value) for k in KS]
-                             for name in ("paper", "all_pairs")}, "K", "flip rate",
-                            "Flip rate vs K"),
-                  "Flip rate against K: paper (pairs with at least one hit) and all pairs")
+    flips = {f"{retriever} ({name})": [(k, metrics.flip_rate[name][str(k)].value) for k in KS]
+             for name in ("paper", "all_pairs")}
+    if any(v is not None for points in flips.values() for _, v in points):
+        report.figure(line_plot(flips, "K", "flip rate", "Flip rate vs K"),
+                      "Flip rate against K: paper (pairs with at least one hit) and all pairs")
+    else:
+        report.paragraph("Flip rate vs K: nothing scored (no pair of users' queries was "
+                         "ranked).")
     hit = metrics.hit
     report.heading("Clean vs typo queries")
     report.paragraph(f"All {metrics.n_queries} clean queries, and the {metrics.n_typo} that "
@@ -42,9 +45,15 @@ def report_sections(report: HtmlReport, metrics: PqbMetrics, retriever: str) -> 
                    hit["drop"][str(k)].ci_low, hit["drop"][str(k)].ci_high] for k in KS])
     kinds = ("clean_on_typo", "typo", "random_typo") if metrics.n_random_typo else (
         "clean_on_typo", "typo")
-    report.figure(grouped_bars({q: {f"Hit@{k}": hit[q][str(k)].value for k in KS}
-                                for q in kinds}, "hit rate", "Clean vs typo"),
-                  "Hit@K for clean, personal-typo and (built data) random-typo queries")
+    # A kind with no scored query would be drawn as bars of height 0: it is left out, and with
+    # none left the page says so instead of drawing empty axes.
+    bars = {q: {f"Hit@{k}": hit[q][str(k)].value for k in KS} for q in kinds
+            if any(hit[q][str(k)].value is not None for k in KS)}
+    if bars:
+        report.figure(grouped_bars(bars, "hit rate", "Clean vs typo"),
+                      "Hit@K for clean, personal-typo and (built data) random-typo queries")
+    else:
+        report.paragraph("Clean vs typo Hit@K: nothing scored (no query has a typo version).")
     if metrics.n_random_typo:
         _random_typo_table(report, metrics)
     report.table(["queries", "MRR@20", "CI low", "CI high", "n"],
@@ -70,21 +79,50 @@ def _random_typo_table(report: HtmlReport, metrics: PqbMetrics) -> None:
                    hit["personal_minus_random"][str(k)].ci_high] for k in KS])
 
 
-def browser_entries(records: Iterable[dict]) -> BrowserItems:
-    """One entry per pair of users asking for the same item: flips first.
+def browser_entries(records: Iterable[dict], titles: Mapping[str, str] | None = None,
+                    released: Mapping[tuple[str, str], dict] | None = None) -> BrowserItems:
+    """One entry per failed query, then one per pair of users asking for the same item, flips
+    first.
 
-    The pairs are ranked from each record's key, item and clean rank alone; a second pass over
-    the records keeps only the shown pairs' records, so a large run never holds them all.
+    Each pair's entry shows, for both users, the clean query and its typo versions, how each
+    typo was made (`released`: the dataset's own query records by (parent_asin, uid), whose
+    `typo_edits` a built dataset holds), each query's top ids with the item texts' first lines
+    (`titles`, from the corpus the lens has loaded), the gold item, and the hit and flip
+    verdicts. The pairs are ranked from each record's key, item and clean rank alone; a
+    second pass over the records keeps only the shown pairs' records, so a large run never
+    holds them all.
     """
-    ranks = [{f: r[f] for f in ("key", "parent_asin", "rank_clean")}
-             for r in records if r["status"] == "ok"]
+    titles, released = titles or {}, released or {}
+    ranks, failed = [], []
+    for r in records:
+        if r["status"] == "ok":
+            ranks.append({f: r[f] for f in ("key", "parent_asin", "rank_clean")})
+        elif len(failed) < ENTRY_LIMIT:
+            failed.append(r)
     ranked = pairs(ranks)
-    shown = heapq.nsmallest(ENTRY_LIMIT, ranked, key=lambda p: (
+    shown = heapq.nsmallest(ENTRY_LIMIT - len(failed), ranked, key=lambda p: (
         _flips(*p, 1) != "flips", f"item {p[0]['parent_asin']}"))
     wanted = {r["key"] for pair in shown for r in pair}
     full = {r["key"]: r for r in records if r["key"] in wanted}
-    return BrowserItems([_pair_entry(full[a["key"]], full[b["key"]]) for a, b in shown],
-                        FACETS, total=len(ranked))
+    entries = [_failed_entry(r, titles, released) for r in failed]
+    entries += [_pair_entry(full[a["key"]], full[b["key"]], titles, released) for a, b in shown]
+    return BrowserItems(entries, FACETS, total=len(ranked) + len(failed))
+
+
+TITLE_CHARS = 90  # an item's text shown in a ranking: its first line (the title), cut here
+
+
+def _title(titles: Mapping[str, str], item: str) -> str:
+    text = titles.get(item)
+    if text is None:
+        return "(not in the corpus)"
+    first = text.split("\n", 1)[0]
+    return first if len(first) <= TITLE_CHARS else first[:TITLE_CHARS - 1] + "…"
+
+
+def corpus_titles(documents: Iterable) -> dict[str, str]:
+    """Each corpus item's first line (its title), by id, as the browser shows it."""
+    return {d.id: _title({d.id: d.text}, d.id) for d in documents}
 
 
 def _hit(rank: int | None, k: int) -> bool:
@@ -95,19 +133,78 @@ def _flips(a: dict, b: dict, k: int) -> str:
     return "flips" if _hit(a["rank_clean"], k) != _hit(b["rank_clean"], k) else "same"
 
 
-def _pair_entry(a: dict, b: dict) -> BrowserEntry:
+_KINDS = (("clean", "syntax_query", "clean query"), ("typo", "typo_query", "typo query"),
+          ("random_typo", "random_typo_query", "random-typo query"))
+
+
+def _query_fields(record: dict, titles: Mapping[str, str],
+                  released: Mapping[tuple[str, str], dict]) -> list[tuple[str, str]]:
+    """Each of the user's queries: its text, how its typos were made, verdicts and ranking."""
+    source = released.get((record["parent_asin"], record["uid"]), {})
+    gold = record.get("asin", record["parent_asin"])
+    errors = record.get("ranking_errors") or {}
+    fields = []
+    for kind, name, label in _KINDS:
+        text = record.get(name)
+        if text is None:
+            skipped = source.get(f"{kind}_skipped")
+            if kind != "clean" and skipped:
+                fields.append((f"{record['uid']} · {label}", f"none: {skipped}"))
+            continue
+        lines = [text]
+        edits = source.get(f"{kind}_edits") or []
+        if edits:
+            lines.append("typed as: " + "; ".join(
+                f"{e.get('word')} → {e.get('typed')} ({e.get('kind')}, {e.get('source')})"
+                for e in edits))
+        if kind in errors or f"top_{kind}" not in record:
+            lines.append(f"not ranked: {errors.get(kind, 'the item failed (see the error)')}")
+            fields.append((f"{record['uid']} · {label} (failed)", "\n".join(lines)))
+            continue
+        rank = record.get(f"rank_{kind}")
+        lines.append("hit@K: " + ", ".join(
+            f"{k} {'yes' if _hit(rank, k) else 'no'}" for k in KS))
+        top = record.get(f"top_{kind}") or []
+        lines.append(f"top {len(top)}:")
+        lines += [f"{i:>2}. {item} · {_title(titles, item)}" + ("  ← gold" if item == gold
+                                                                  else "")
+                  for i, item in enumerate(top, start=1)]
+        fields.append((f"{record['uid']} · {label} (rank {rank or f'>{MAX_K}'})",
+                       "\n".join(lines)))
+    return fields
+
+
+def _gold(record: dict, titles: Mapping[str, str]) -> str:
+    gold = record.get("asin", record["parent_asin"])
+    return f"{gold} · {_title(titles, gold)}"
+
+
+def _pair_entry(a: dict, b: dict, titles: Mapping[str, str],
+                released: Mapping[tuple[str, str], dict]) -> BrowserEntry:
     hurt = any(r["typo_query"] is not None and _hit(r["rank_clean"], 10)
                and not _hit(r["rank_typo"], 10) for r in (a, b))
-    fields = []
+    golds = dict.fromkeys(_gold(r, titles) for r in (a, b))
+    fields = [("gold item", "\n".join(golds))]
     for record in (a, b):
-        for kind, label in (("clean", "query"), ("typo", "typo query"),
-                            ("random_typo", "random-typo query")):
-            text = record["syntax_query"] if kind == "clean" else record[f"{kind}_query"]
-            if text is None:
-                continue
-            top = record.get(f"top_{kind}") or []
-            fields.append((f"{record['uid']} · {label} (rank {record[f'rank_{kind}'] or '>20'})",
-                           f"{text}\ntop {len(top)}: {', '.join(top)}"))
+        fields += _query_fields(record, titles, released)
+    fields.append(("pair verdict (clean queries)", "\n".join(
+        f"flip@{k}: {_flips(a, b, k)} ({a['uid']} {'hit' if _hit(a['rank_clean'], k) else 'miss'}"
+        f", {b['uid']} {'hit' if _hit(b['rank_clean'], k) else 'miss'})" for k in KS)))
     return BrowserEntry(title=f"item {a['parent_asin']}", fields=fields, facets={
         "flip@1": _flips(a, b, 1), "flip@10": _flips(a, b, 10),
         "typo hurt": "yes (hit@10 lost)" if hurt else "no"})
+
+
+def _failed_entry(record: dict, titles: Mapping[str, str],
+                  released: Mapping[tuple[str, str], dict]) -> BrowserEntry:
+    """A query that could not be ranked: what it asked, the rankings it did get, the error."""
+    fields = [("gold item", _gold(record, titles))]
+    if record.get("syntax_query") is None:  # an older record: the queries are in the data
+        source = released.get((record["parent_asin"], record["uid"]), {})
+        record = {**record, **{name: source.get(name) for _, name, _ in _KINDS}}
+    fields += _query_fields(record, titles, released)
+    error = record["error"]
+    fields.append(("error", f"{error['kind']}: {error['message']}"))
+    return BrowserEntry(title=f"item {record['parent_asin']} · {record['uid']} (failed)",
+                        fields=fields, facets={"flip@1": "failed", "flip@10": "failed",
+                                               "typo hurt": "failed"})
