@@ -8,6 +8,19 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import numpy as np  # noqa: E402
 
+NOTHING_SCORED = "nothing scored"
+
+
+def _finite(value) -> bool:
+    return value is not None and bool(np.isfinite(value))
+
+
+def _mark_empty(ax, has_data: bool) -> None:
+    """Empty axes look like a plot of zeros; say there was nothing to draw instead."""
+    if not has_data:
+        ax.text(0.5, 0.5, NOTHING_SCORED, ha="center", va="center", transform=ax.transAxes,
+                fontsize=12, color="#555")
+
 
 def _png(fig) -> bytes:
     buffer = io.BytesIO()
@@ -18,35 +31,58 @@ def _png(fig) -> bytes:
 
 
 def grouped_bars(series: dict[str, dict[str, float | None]], ylabel: str, title: str) -> bytes:
-    """One group of bars per category, one bar per series (missing values drawn as 0 height)."""
+    return _png(draw_grouped_bars(series, ylabel, title))
+
+
+def draw_grouped_bars(series: dict[str, dict[str, float | None]], ylabel: str, title: str):
+    """One group of bars per category, one bar per series; a missing value is marked n/a, not
+    drawn (a bar of height 0 would read as a score of 0)."""
     categories = list(dict.fromkeys(c for values in series.values() for c in values))
     fig, ax = plt.subplots(figsize=(9, 4))
     width = 0.8 / max(len(series), 1)
     x = np.arange(len(categories))
+    drawn = False
     for i, (name, values) in enumerate(series.items()):
-        heights = [values.get(c) or 0.0 for c in categories]
-        ax.bar(x + i * width - 0.4 + width / 2, heights, width, label=name)
+        offset = x + i * width - 0.4 + width / 2
+        scored = np.array([_finite(values.get(c)) for c in categories], dtype=bool)
+        heights = np.array([values[c] if ok else 0.0 for c, ok in zip(categories, scored,
+                                                                      strict=True)])
+        ax.bar(offset[scored], heights[scored], width, label=name)
+        for position in offset[~scored]:
+            ax.text(position, 0.01, "n/a", ha="center", va="bottom", rotation=90, fontsize=7)
+        drawn = drawn or bool(scored.any())
     ax.set_xticks(x, categories)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))  # outside: never hides a bar
-    return _png(fig)
+    _mark_empty(ax, drawn)
+    if series:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))  # outside: never hides a bar
+    return fig
 
 
 def line_plot(series: dict[str, list[tuple[float, float | None]]], xlabel: str, ylabel: str,
               title: str) -> bytes:
+    return _png(draw_line_plot(series, xlabel, ylabel, title))
+
+
+def draw_line_plot(series: dict[str, list[tuple[float, float | None]]], xlabel: str,
+                   ylabel: str, title: str):
     fig, ax = plt.subplots(figsize=(6, 4))
+    drawn = False
     for name, points in series.items():
-        xs = [x for x, y in points if y is not None]
-        ys = [y for _, y in points if y is not None]
+        xs = [x for x, y in points if _finite(y)]
+        ys = [y for _, y in points if _finite(y)]
         ax.plot(xs, ys, marker="o", label=name)
+        drawn = drawn or bool(ys)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_ylim(0, 1)
     ax.set_title(title)
-    ax.legend()
-    return _png(fig)
+    _mark_empty(ax, drawn)
+    if series:
+        ax.legend()
+    return fig
 
 
 def bars_with_ci(values: dict[str, tuple[float | None, float | None, float | None]],
@@ -69,6 +105,7 @@ def bars_with_ci(values: dict[str, tuple[float | None, float | None, float | Non
     ax.set_xticks(x, labels, rotation=20, ha="right")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
+    _mark_empty(ax, any(_finite(v[0]) for v in values.values()))
     return _png(fig)
 
 
@@ -79,6 +116,7 @@ def scatter(x: list[float], y: list[float], xlabel: str, ylabel: str, title: str
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
+    _mark_empty(ax, bool(x))
     return _png(fig)
 
 
@@ -93,4 +131,5 @@ def interaction_plot(cells: dict[tuple[int, int], float | None], ylabel: str,
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend()
+    _mark_empty(ax, any(_finite(v) for v in cells.values()))
     return _png(fig)
