@@ -211,6 +211,9 @@ def test_malformed_data_is_one_line_and_exit_2(tmp_path, corrupt):
     (["--model", "local/nope.gguf"], "local model 'nope.gguf' is neither a bundled model"),
     (["--model", "openai/gpt-4o"], "openai models need an API key in $OPENAI_API_KEY"),
     (["--retriever", "./no-such-model"], "retriever './no-such-model' is not a local folder"),
+    (["--retriever", "bm2"], "Did you mean 'bm25'? Retrievers personalens knows by name: bm25, "
+                             "minilm, minilm-int8, splade, colbert, hybrid, rerank-ce, "
+                             "rerank-llm"),
 ])
 def test_bad_options_are_one_line_and_exit_2(tmp_path, args, expected):
     out = tmp_path / "run"
@@ -284,3 +287,19 @@ def test_a_noise_level_with_nobodys_documents_is_bad_input(tmp_path):
     assert "nothing to evaluate: no person at noise 0.5 has both questions and documents" in \
         result.stderr and result.stderr.count("\n") == 1
     assert not out.exists()
+
+
+COMMANDS = ["personabench eval", "personabench validate", "pqb eval", "pqb build",
+            "pqb export-beir", "pqb compare", "prefdisco eval", "prefdisco build", "prisk eval",
+            "prisk build", "prisk stats", "generate", "demo"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_shows_flags_as_flags_and_reads_right(command):
+    result = personalens(*command.split(), "--help", env={"COLUMNS": "100"})
+    assert result.returncode == 0, result.stderr
+    assert "<bool>" not in result.stdout  # a yes/no flag takes no value
+    assert "uSD" not in result.stdout and "_judge's" not in result.stdout
+    if command == "prisk eval":
+        assert "Topic judge's base URL" in result.stdout
+        assert "Judge's USD per million prompt tokens" in result.stdout

@@ -17,7 +17,7 @@ from personalens.models import ModelCallFailed
 
 app = typer.Typer(help="personalens: measure how well AI assistants understand, find, ask for "
                        "and safely use a person's private information.",
-                  no_args_is_help=True, pretty_exceptions_enable=False)
+                  no_args_is_help=True, rich_markup_mode=None, pretty_exceptions_enable=False)
 app.add_typer(personabench_commands.app, name="personabench")
 app.add_typer(pqb_commands.app, name="pqb")
 app.add_typer(prefdisco_commands.app, name="prefdisco")

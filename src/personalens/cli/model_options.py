@@ -95,12 +95,23 @@ def _main_parameters(main: Role) -> list[inspect.Parameter]:
 
 def _role_parameters(role: Role) -> list[inspect.Parameter]:
     params = [_option(role.flag, str | None, role.default,
-                      role.help or f"{role.role.capitalize()} model: {SPEC_HELP}.")]
+                      role.help or f"{role_label(role.role)} model: {SPEC_HELP}.")]
     for name, (kind, _, help_text) in _ENDPOINT.items():
         params.append(_option(f"{role.flag}_{name}", kind, None,
-                              f"{role.role.capitalize()}'s {help_text[0].lower()}"
-                              f"{help_text[1:]} Default: the main model's."))
+                              f"{role_label(role.role)}'s {_lower_first(help_text)} Default: "
+                              "the main model's."))
     return params
+
+
+def role_label(role: str) -> str:
+    """A role's name as help text writes it: "topic_judge" -> "Topic judge"."""
+    return role.replace("_", " ").capitalize()
+
+
+def _lower_first(text: str) -> str:
+    """Lower-case a sentence's first letter, but not an acronym's ("USD per ...")."""
+    word = text.split(" ", 1)[0]
+    return text if word.isupper() else text[0].lower() + text[1:]
 
 
 def _settings(main: Role, others: tuple[Role, ...], values: dict) -> RoleModels:

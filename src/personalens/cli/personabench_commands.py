@@ -16,7 +16,7 @@ from personalens.retrieval import RETRIEVER_HELP
 from personalens.runs.executor import make_executor
 
 app = typer.Typer(help="PersonaBench: RAG over noisy private documents answers personal "
-                       "questions.", no_args_is_help=True)
+                       "questions.", no_args_is_help=True, rich_markup_mode=None)
 
 
 def noise_levels(value: str) -> list[str]:

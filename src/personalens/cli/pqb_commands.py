@@ -15,7 +15,7 @@ from personalens.retrieval import RETRIEVER_HELP
 from personalens.runs.executor import make_executor
 
 app = typer.Typer(help="PersonalQuery-Benchmark: retrieval robustness to how each user phrases "
-                       "a need.", no_args_is_help=True)
+                       "a need.", no_args_is_help=True, rich_markup_mode=None)
 
 
 def _fmt(value: float | None) -> str:

@@ -12,7 +12,8 @@ from personalens.cli.run_output import report_outcome
 from personalens.models import DEFAULT_MODEL, SPEC_HELP
 
 app = typer.Typer(help="PrefDisco: does a model ask the right questions to discover a new "
-                       "user's preferences, then reason for them?", no_args_is_help=True)
+                       "user's preferences, then reason for them?",
+                  no_args_is_help=True, rich_markup_mode=None)
 
 
 @app.command("eval")

@@ -15,7 +15,8 @@ from personalens.models import DEFAULT_MODEL, SPEC_HELP
 from personalens.retrieval import RETRIEVER_HELP
 
 app = typer.Typer(help="PRISK: the hidden costs of personalisation, and the statistics that "
-                       "attribute them to the profile and to memory.", no_args_is_help=True)
+                       "attribute them to the profile and to memory.",
+                  no_args_is_help=True, rich_markup_mode=None)
 
 
 @app.command("eval")

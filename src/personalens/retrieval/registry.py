@@ -5,6 +5,8 @@
 `<family>:<argument>`. Every name is checked here, before any run directory exists.
 """
 
+import difflib
+import os
 from collections.abc import Callable
 
 from personalens.errors import InputError
@@ -49,13 +51,26 @@ def get_retriever(name: str, *, ledger: UsageLedger | None = None,
         return BM25Retriever()
     family, colon, argument = name.partition(":")
     if family not in _FAMILIES and family != "rerank-llm":
-        return DenseRetriever(name)
+        try:
+            return DenseRetriever(name)
+        except InputError as exc:
+            if "/" in name or os.path.exists(name):
+                raise  # a model or folder name the user meant as such: its own message says why
+            raise InputError(f"{exc}. {unknown_name_hint(name)}") from None
     if colon and not argument.strip():
         raise InputError(f"retriever {name!r}: nothing after ':'; use {family!r} for its "
                          f"default or {family}:<...>")
     if family == "rerank-llm":
         return _rerank_llm(argument or None, name, ledger, endpoint)
     return _FAMILIES[family](argument or None, name)
+
+
+def unknown_name_hint(name: str) -> str:
+    """The retrievers personalens knows by name, and the nearest to a mistyped one."""
+    known = ["bm25", "minilm", "minilm-int8", *_FAMILIES, "rerank-llm"]
+    close = difflib.get_close_matches(name.partition(":")[0], known, n=1)
+    guess = f"Did you mean {close[0]!r}? " if close else ""
+    return f"{guess}Retrievers personalens knows by name: {', '.join(known)}"
 
 
 def _splade(model: str | None, name: str) -> Retriever:
