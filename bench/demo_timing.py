@@ -1,6 +1,6 @@
 """How long `personalens demo` takes from an empty cache, in total and per stage.
 
-    python bench/demo_timing.py [--out DIR]
+    python bench/demo_timing.py [--out DIR] [--busy N]
 
 Runs `personalens demo --out DIR` as a user would, in a subprocess with PERSONALENS_CACHE_DIR
 pointing at a new empty directory, so every model request and every embedding is computed.
@@ -10,6 +10,9 @@ imports, and loading the models happens inside the stages), with each stage's re
 from its manifest. Request and token counts do not depend on the machine's load; minutes do,
 so the load average is printed at the start and the end, with the command's CPU time. The
 demo's own closing lines follow.
+With --busy N, N other processes spin on the CPU for the whole command (a user's build or
+browser beside the demo), so the time shows what the local model's thread choice does under
+load; the demo's own line about threads, if it printed one, is shown.
 The runs stay in --out (default: a new temporary directory), so
 `bench/population_quality.py DIR/population` can be run on the population afterwards.
 """
@@ -45,20 +48,36 @@ def usage(run: Path) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, help="new directory for the demo's two runs")
+    parser.add_argument("--busy", type=int, default=0,
+                        help="processes that spin on the CPU beside the demo (default 0)")
     args = parser.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="pl-demo-timing-")) / "demo"
     if out.exists() and any(out.iterdir()):
         sys.exit(f"{out} is not empty; the timing needs a fresh --out")
     env = dict(os.environ, PERSONALENS_CACHE_DIR=tempfile.mkdtemp(prefix="pl-demo-cache-"))
     command = [str(Path(sys.executable).with_name("personalens")), "demo", "--out", str(out)]
-    print(f"load average at start {os.getloadavg()[0]:.2f}; runs in {out}", flush=True)
-    start = time.perf_counter()
-    result = subprocess.run(command, env=env, stdout=subprocess.PIPE, text=True)
-    total = (time.perf_counter() - start) / 60
-    cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu_minutes = (cpu.ru_utime + cpu.ru_stime) / 60
+    print(f"load average at start {os.getloadavg()[0]:.2f}; runs in {out}; "
+          f"{args.busy} busy process(es) beside it", flush=True)
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(args.busy)]
+    try:
+        start = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        result = subprocess.run(command, env=env, capture_output=True,
+                                text=True)
+        total = (time.perf_counter() - start) / 60
+        cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+    for line in result.stderr.splitlines():
+        if "the local model runs" in line:
+            print(line)
+    cpu_minutes = (cpu.ru_utime + cpu.ru_stime - before.ru_utime - before.ru_stime) / 60
     if result.returncode != 0:
-        sys.exit(f"`{' '.join(command)}` exited with {result.returncode}:\n{result.stdout}")
+        sys.exit(f"`{' '.join(command)}` exited with {result.returncode}:\n{result.stdout}"
+                 f"\n{result.stderr[-2000:]}")
     generate, evaluate = stage_minutes(out / "population"), stage_minutes(out / "eval")
     metrics = json.loads((out / "eval" / "metrics.json").read_text())
     generated = json.loads((out / "population" / "metrics.json").read_text())["communities"]

@@ -5,6 +5,8 @@ import asyncio
 import pytest
 
 from personalens.models import load_model
+from personalens.models.cpu_load import CoreUse, measure
+from personalens.models.providers.local_gguf import choose_threads
 
 
 @pytest.mark.slow
@@ -19,7 +21,10 @@ def test_bundled_smollm2_answers_one_question():
 
 @pytest.mark.parametrize(("value", "threads"), [(None, 2), ("", 2), ("1", 1), (" 4 ", 4)])
 def test_local_threads_come_from_the_environment(monkeypatch, value, threads):
+    from personalens.models.providers import local_gguf
     from personalens.models.providers.local_gguf import LocalGGUFProvider, resolve_gguf
+    local_gguf._adapted_threads.cache_clear()
+    monkeypatch.setattr(local_gguf, "measure", lambda: CoreUse(cores=4, busy_elsewhere=0.0))
     if value is None:
         monkeypatch.delenv("PERSONALENS_LOCAL_THREADS", raising=False)
     else:
@@ -34,3 +39,48 @@ def test_a_bad_thread_count_is_bad_input_naming_the_variable(monkeypatch, value)
     monkeypatch.setenv("PERSONALENS_LOCAL_THREADS", value)
     with pytest.raises(InputError, match="PERSONALENS_LOCAL_THREADS"):
         load_model("local/smollm2-135m", use_cache=False)
+
+
+@pytest.mark.parametrize(("cores", "busy", "threads"), [
+    (2, 0.0, 2), (2, 0.4, 2),  # a quiet machine: the default, 2
+    (2, 0.5, 1), (2, 1.0, 1), (2, 1.49, 1),  # one core taken: 1 thread, not 2 at a barrier
+    (2, 2.0, 1), (2, 7.0, 1),  # everything taken: still 1
+    (1, 0.0, 1),  # one usable core
+    (16, 3.0, 2),  # plenty free: never above the default
+])
+def test_threads_take_the_cores_other_processes_leave_free(cores, busy, threads):
+    assert choose_threads(CoreUse(cores=cores, busy_elsewhere=busy)) == threads
+
+
+def test_threads_fall_back_to_the_default_when_the_load_cannot_be_read():
+    assert choose_threads(None) == 2 and choose_threads(None, default=3) == 3
+
+
+def test_a_slowed_local_model_says_why_and_what_to_set(monkeypatch, capsys):
+    from personalens.models.providers import local_gguf
+    local_gguf._adapted_threads.cache_clear()
+    monkeypatch.delenv("PERSONALENS_LOCAL_THREADS", raising=False)
+    monkeypatch.setattr(local_gguf, "measure", lambda: CoreUse(cores=2, busy_elsewhere=1.0))
+    try:
+        assert local_gguf.local_threads() == 1
+        assert local_gguf.local_threads() == 1  # decided once: one line, not one per model
+    finally:
+        local_gguf._adapted_threads.cache_clear()
+    assert capsys.readouterr().err == (
+        "personalens: other processes keep 1.0 of 2 cores busy, so the local model runs 1 "
+        "thread(s) (set PERSONALENS_LOCAL_THREADS to choose)\n")
+
+
+def test_a_busy_process_is_measured_as_busy_elsewhere():
+    import subprocess
+    import sys
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        import time
+        time.sleep(0.3)
+        use = measure(window=0.5)
+    finally:
+        spinner.kill()
+        spinner.wait()
+    assert use is not None and use.cores >= 1
+    assert use.busy_elsewhere >= 0.6  # the spinner holds one core; this process is idle

