@@ -318,3 +318,31 @@ def test_sigterm_records_the_run_as_interrupted_and_exits_143(tmp_path):
     assert [r["key"] for r in _records(out)] == ["a", "b"]
     resumed = ToyLens(keys=["a", "b", "c", "d"])
     assert run_lens(resumed, out, progress=False).complete and resumed.ran == ["c", "d"]
+
+
+def test_a_final_failure_is_recorded_as_final_and_others_keep_their_shape():
+    from personalens.runs.failures import Failure
+    assert Failure(kind="k", message="m").model_dump() == {"kind": "k", "message": "m",
+                                                          "attempts": 1}
+    assert Failure(kind="k", message="m", final=True).model_dump()["final"] is True
+    carried = RecordedFailure("protocol", "broke", 3, final=True).with_data({"turns": []})
+    assert carried.failure.final and carried.data == {"turns": []}
+    assert RecordedFailure.from_data(carried.as_data()).failure.final
+
+
+def test_the_cli_says_whether_a_rerun_can_help():
+    from personalens.cli.run_output import _retry_advice
+    from personalens.runs.lens import Tally
+
+    def tally(*finals, unrecorded=0):
+        failures = [{"key": f"k{i}", "kind": "x", "message": "m", "attempts": 1,
+                     **({"final": True} if final else {})} for i, final in enumerate(finals)]
+        return Tally(n_planned=5, n_recorded=5 - unrecorded, failures=failures,
+                     step_failures=[])
+
+    assert _retry_advice(tally(False, False)) == "rerun the same command to retry them"
+    assert _retry_advice(tally(True, True)).startswith("rerunning will not change them")
+    assert _retry_advice(tally(True, False)).startswith(
+        "rerun the same command to retry the rest; 1 will fail the same way")
+    # Items never recorded (an interrupted session) can still be run by a rerun.
+    assert _retry_advice(tally(True, unrecorded=1)).startswith("rerun the same command")

@@ -310,3 +310,21 @@ def test_a_grammar_reaches_only_providers_that_decode_under_one(tmp_path):
     # An API model's cache key is the one it had before grammars existed: a hit without one.
     again = asyncio.run(free.complete(HELLO, temperature=0))
     assert again.cached and len(seen) == 2
+
+
+def test_an_invalid_reply_of_a_deterministic_model_is_a_final_failure():
+    """A rerun asks a deterministic model (llama.cpp with a seed, a script) the same thing and
+    gets the same invalid reply; an API model may answer differently."""
+    bad, _ = _model("not json")
+    with pytest.raises(ModelCallFailed) as info:
+        asyncio.run(complete_structured(bad, HELLO, Answer))
+    assert bad.deterministic and info.value.failure.final
+
+    class Sampled(ScriptedProvider):
+        deterministic = False
+
+    api_like = ChatModel("openai/m", Sampled(default="not json"))
+    with pytest.raises(ModelCallFailed) as info:
+        asyncio.run(complete_structured(api_like, HELLO, Answer))
+    assert not info.value.failure.final
+    assert "final" not in info.value.failure.model_dump()
