@@ -29,8 +29,8 @@ def test_local_threads_come_from_the_environment(monkeypatch, value, threads):
         monkeypatch.delenv("PERSONALENS_LOCAL_THREADS", raising=False)
     else:
         monkeypatch.setenv("PERSONALENS_LOCAL_THREADS", value)
-    assert LocalGGUFProvider(resolve_gguf("smollm2-135m"))._threads == threads
-    assert LocalGGUFProvider(resolve_gguf("smollm2-135m"), threads=3)._threads == 3
+    assert LocalGGUFProvider(resolve_gguf("smollm2-135m")).threads == threads
+    assert LocalGGUFProvider(resolve_gguf("smollm2-135m"), threads=3).threads == 3
 
 
 @pytest.mark.parametrize("value", ["0", "two", "-1", "1.5", "\u00b2"])
@@ -62,7 +62,9 @@ def test_a_slowed_local_model_says_why_and_what_to_set(monkeypatch, capsys):
     monkeypatch.delenv("PERSONALENS_LOCAL_THREADS", raising=False)
     monkeypatch.setattr(local_gguf, "measure", lambda: CoreUse(cores=2, busy_elsewhere=1.0))
     try:
-        assert local_gguf.local_threads() == 1
+        provider = local_gguf.LocalGGUFProvider(local_gguf.resolve_gguf("smollm2-135m"))
+        assert capsys.readouterr().err == ""  # nothing while a command checks its input
+        assert provider.threads == 1
         assert local_gguf.local_threads() == 1  # decided once: one line, not one per model
     finally:
         local_gguf._adapted_threads.cache_clear()

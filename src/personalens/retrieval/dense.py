@@ -5,6 +5,8 @@ normalises its own output, so there this equals cosine). A name ending in `-int8
 the quantised ONNX Runtime backend (retrieval.int8_encoder) instead of fp32 torch.
 """
 
+import functools
+
 import numpy as np
 
 from personalens.retrieval import int8_encoder
@@ -68,7 +70,10 @@ class DenseRetriever(Unheld):
         if self.executor is not None and self.executor.distributed:
             from personalens.retrieval.ray_encoding import encode_on_ray
 
-            return encode_on_ray(self.executor, self.name, texts, self.batch_size)
+            # The actors load the model by name, through a module-level function Ray pickles by
+            # reference (ray_encoding knows nothing of DenseRetriever).
+            return encode_on_ray(self.executor, functools.partial(load_encoder, self.name),
+                                 texts, self.batch_size)
         return self.load().encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
                                   show_progress_bar=False)
 
@@ -89,3 +94,8 @@ class DenseIndex:
 
     def search(self, queries: list[str], k: int) -> Ranking:
         return search_by_scores(self, queries, k)
+
+
+def load_encoder(name: str):
+    """The encoder a retriever name stands for (what each Ray encoding actor holds)."""
+    return DenseRetriever(name).load()

@@ -22,7 +22,7 @@ import pydantic
 
 from personalens.errors import InputError
 from personalens.lenses.pqb.build_report import report_sections
-from personalens.lenses.pqb.build_source import BuildSource, Product, open_source
+from personalens.lenses.pqb.build_source import BuildSource, Product
 from personalens.lenses.pqb.candidate_queries import (
     FRAMES,
     candidate_messages,
@@ -33,6 +33,7 @@ from personalens.lenses.pqb.candidate_queries import (
     template_candidates,
 )
 from personalens.lenses.pqb.pair_selection import SelectionOptions, select_pair
+from personalens.lenses.pqb.source_files import open_source
 from personalens.lenses.pqb.spacy_pipeline import load_pipeline
 from personalens.lenses.pqb.spelling_correction import get_corrector
 from personalens.lenses.pqb.style_encoder import EncoderOptions

@@ -3,11 +3,8 @@ generated population): a product corpus, the users who own each product, and eac
 written text (their writing history)."""
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from personalens.errors import InputError
 from personalens.lenses.pqb.release_format import item_text
-from personalens.runs import fingerprint
 
 
 @dataclass(frozen=True)
@@ -32,24 +29,3 @@ def product_from_meta(item: dict, users: tuple[str, ...]) -> Product:
     title = item.get("title")
     return Product(item["parent_asin"], title if isinstance(title, str) else "", item_text(item),
                    item, users)
-
-
-def open_source(reviews: Path | None, meta: Path | None,
-                population: Path | None) -> tuple[BuildSource, dict]:
-    """The BuildSource the options name, and what identifies its files (part of the config)."""
-    from personalens.lenses.pqb.amazon_reviews import load_amazon
-    from personalens.lenses.pqb.population_source import load_population
-
-    if population is not None and (reviews or meta):
-        raise InputError("give --population, or --reviews with --meta, not both")
-    if population is not None:
-        files = [p for p in population.rglob("*") if p.is_file()
-                 and (p.parts[len(population.parts)] in ("synthetic_data", "ground_truth"))]
-        return load_population(population), {
-            "population": str(population.resolve()),
-            "dataset_hash": fingerprint(files, population)}
-    if not (reviews and meta):
-        raise InputError("give --reviews and --meta (Amazon Reviews 2023), or --population DIR")
-    source = load_amazon(reviews, meta)
-    return source, {"reviews": str(reviews.resolve()), "meta": str(meta.resolve()),
-                    "dataset_hash": fingerprint([reviews.resolve(), meta.resolve()], Path("/"))}

@@ -30,9 +30,14 @@ DEFAULT_THREADS = 2
 def local_threads() -> int:
     """Threads per local model: $PERSONALENS_LOCAL_THREADS, else what the machine's load
     leaves free (at most DEFAULT_THREADS), decided once per process."""
+    return configured_threads() or _adapted_threads()
+
+
+def configured_threads() -> int | None:
+    """$PERSONALENS_LOCAL_THREADS, checked; None when it is not set."""
     value = os.environ.get(THREADS_ENV, "").strip()
     if not value:
-        return _adapted_threads()
+        return None
     if not value.isdecimal() or not value.isascii() or int(value) < 1:
         raise InputError(f"{THREADS_ENV}={value!r}: give a whole number of threads, 1 or more")
     return int(value)
@@ -93,13 +98,21 @@ class LocalGGUFProvider:
         self.default_concurrency = slots
         self._slots = slots
         self._context = context_per_slot
-        self._threads = local_threads() if threads is None else threads
+        # A bad variable is bad input now, before any run exists; the load is measured when
+        # the model first runs (not while the command is still checking its input).
+        self._threads = configured_threads() if threads is None else threads
+
+    @property
+    def threads(self) -> int:
+        if self._threads is None:
+            self._threads = local_threads()
+        return self._threads
 
     def _server(self):
-        key = (str(self.path), self._slots, self._context, self._threads)
+        key = (str(self.path), self._slots, self._context, self.threads)
         with _servers_lock:
             if key not in _servers:
-                _servers[key] = _start_server(self.path, self._slots, self._context, self._threads)
+                _servers[key] = _start_server(self.path, self._slots, self._context, self.threads)
             return _servers[key]
 
     async def send(self, messages: list[Message], params: dict[str, Any]) -> Completion:

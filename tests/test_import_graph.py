@@ -1,0 +1,50 @@
+"""No import cycles between personalens's modules (imports inside functions count too: a cycle
+hidden in a function is still two modules that cannot be understood one without the other)."""
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> nx.DiGraph:
+    modules = {_module_name(p): p for p in (SRC / "personalens").rglob("*.py")}
+    graph = nx.DiGraph()
+    graph.add_nodes_from(modules)
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, *([base] if base else [])])
+                # `from pkg import mod` names the module; `from pkg import name`, the package.
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
+                           for a in node.names]
+            for target in targets:
+                if target in modules and target != name:
+                    graph.add_edge(name, target)
+    return graph
+
+
+def test_the_graph_reads_imports_at_every_depth():
+    graph = import_graph()
+    assert graph.has_edge("personalens.cli.app", "personalens.cli.prefdisco_commands")
+    # An import inside a function is an edge too.
+    assert graph.has_edge("personalens.retrieval.dense", "personalens.retrieval.ray_encoding")
+
+
+def test_no_module_imports_itself_through_others():
+    cycles = sorted(sorted(c) for c in nx.simple_cycles(import_graph()))
+    assert cycles == []
