@@ -39,13 +39,12 @@ class BuildDouble:
         names = re.findall(r'"name": "([^"]+)"', prompt)
         return {"preferences": [
             {"name": n, "value": f"likes {n.lower()} a lot", "value_range": "none to a lot",
-             "local_importance": 0.2 * (i + 1), "justification": "it helps them"}
+             "importance": 2 * (i + 1), "justification": "it helps them"}
             for i, n in enumerate(names[:3])]}
 
     def rubricdraft(self, prompt):
-        return {"description": "fit to the preference", "levels": [
-            {"score": 5, "description": "fully"}, {"score": 1, "description": "not at all"},
-            {"score": 3, "description": "partly"}]}
+        return {"description": "fit to the preference", "level_1": "not at all",
+                "level_3": "partly", "level_5": "fully"}
 
     def personadraft(self, prompt):
         self.persona_count += 1

@@ -130,3 +130,31 @@ def evaluate(data, out, roles: "Roles", *, judges=("judge",), progress=False, **
     metrics = json.loads((out / "metrics.json").read_text())
     records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
     return metrics, records, outcome
+
+
+# --- Providers like llama.cpp's: decoding under a grammar, deterministic or not ----------------
+
+class ConstrainedRoles(Roles):
+    """Roles whose models decode under a grammar (as llama.cpp does): the request's `grammar`
+    reaches each reply's params. `constrained` names the roles that do (default: all);
+    `nondeterministic` names those whose provider is not deterministic (a sampling API)."""
+
+    def __init__(self, *, constrained: tuple[str, ...] | None = None,
+                 nondeterministic: tuple[str, ...] = (), **behaviours: Callable):
+        super().__init__(**behaviours)
+        self.constrained = set(behaviours if constrained is None else constrained)
+        self.nondeterministic = set(nondeterministic)
+
+    def load(self, spec, **kwargs):
+        from personalens.models import ChatModel
+        from personalens.models.providers.scripted import ScriptedProvider
+
+        name = spec.split("/")[-1]
+        if name not in self.providers:
+            provider = ScriptedProvider(default=self._logged(name),
+                                        constrains_output=name in self.constrained)
+            if name in self.nondeterministic:
+                provider.deterministic = False
+            self.providers[name] = provider
+        return ChatModel(spec, self.providers[name], role=kwargs.get("role", "target"),
+                         ledger=kwargs.get("ledger"))

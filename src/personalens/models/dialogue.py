@@ -2,10 +2,15 @@
 
 The target either asks a question or gives its final answer each turn; a `TurnFormat` (the
 lens's wire format) reads which. The runner holds the question budget: with `exact`, the target
-must ask exactly `questions` questions and then answer; otherwise at most that many. A turn
-that breaks the format (or the budget) is asked again with a one-line correction, then recorded
-as a `protocol` failure. Every turn and every user reply is a step of the run (`steps.get`), so
-a killed conversation resumes at the turn it reached.
+must ask exactly `questions` questions and then answer; otherwise at most that many. A target
+that decodes under a grammar (a local llama.cpp model) is sent the format's grammar for the
+turn, with the action the budget requires, so it cannot break the format; an API model's
+request is unchanged. A turn that breaks the format (or the budget) is repaired when the format
+can do so without asking (`TurnFormat.repair`), else asked again with a one-line correction,
+then recorded as a `protocol` failure carrying the conversation so far; with a deterministic
+target that failure is final (a rerun would get the same replies). Every turn and every user
+reply is a step of the run (`steps.get`), so a killed conversation resumes at the turn it
+reached.
 """
 
 from collections.abc import Awaitable, Callable
@@ -35,6 +40,13 @@ class TurnFormat(Protocol):
     def correction(self, problem: str, must: Action | None) -> str:
         """The user message that asks again after a broken turn."""
 
+    def grammar(self, must: Action | None) -> str | None:
+        """GBNF for one turn (only `must` allowed, when given), or None; sent only to a model
+        that decodes under a grammar."""
+
+    def repair(self, reply: str, must: Action | None) -> ParsedTurn | None:
+        """The turn read from a broken reply when that needs no guess, else None."""
+
 
 class Steps(Protocol):
     """The run's step store (`runs.StepStore`): values recorded under a key, replayed on rerun."""
@@ -48,8 +60,9 @@ class _NoSteps:
 
 
 class ProtocolFailure(RecordedFailure):
-    def __init__(self, message: str, attempts: int, data: dict | None = None):
-        super().__init__("protocol", message, attempts, data)
+    def __init__(self, message: str, attempts: int, data: dict | None = None, *,
+                 final: bool = False):
+        super().__init__("protocol", message, attempts, data, final=final)
 
 
 @dataclass
@@ -62,6 +75,7 @@ class SimulatedUser:
     temperature: float = 0.0
     attempts: int = 3
     max_tokens: int = 300
+    grammar: str | None = None  # GBNF of a reply, for a model that decodes under one
 
     async def reply(self, asked: list[str], answers: list[str]) -> str:
         messages: list[Message] = [{"role": "system", "content": self.system}]
@@ -71,17 +85,19 @@ class SimulatedUser:
                 messages.append({"role": "assistant", "content": answer})
         for attempt in range(self.attempts):
             completion = await self.model.complete(
-                messages, accept=lambda t: bool(t.strip()), temperature=self.temperature,
-                seed=attempt, max_tokens=self.max_tokens)
+                messages, accept=lambda t: bool(t.strip()), grammar=self.grammar,
+                temperature=self.temperature, seed=attempt, max_tokens=self.max_tokens)
             if completion.text.strip():
                 return completion.text.strip()
         raise RecordedFailure("user_reply", f"the simulated user gave {self.attempts} empty "
-                                            "replies", self.attempts)
+                                            "replies", self.attempts,
+                              final=self.model.deterministic)
 
 
 @dataclass
 class DialogueResult:
-    turns: list[dict]  # per target turn: {action, text, raw, attempts, rejected, reply?}
+    turns: list[dict]  # per target turn: {action, text, raw, attempts, rejected, repaired?,
+    # reply?}
     final: str  # the final answer, wrapper stripped
 
     @property
@@ -112,8 +128,11 @@ async def run_dialogue(target: ChatModel, opening: list[Message], user: Simulate
             return DialogueResult(turns, turn["text"])
         asked = [*[t["text"] for t in turns], turn["text"]]
         replies = [t["reply"] for t in turns]
-        reply = await steps.get(f"{key}/user/{index}",
-                                lambda q=asked, r=replies: user.reply(q, r))
+        try:
+            reply = await steps.get(f"{key}/user/{index}",
+                                    lambda q=asked, r=replies: user.reply(q, r))
+        except RecordedFailure as exc:  # the failure keeps the conversation up to the question
+            raise _with_turns(exc, [*turns, turn]) from exc
         turns.append({**turn, "reply": reply})
         messages.append({"role": "user", "content": reply})
     raise AssertionError("unreachable: the last allowed turn must be the answer")
@@ -124,21 +143,44 @@ async def _target_turn(target: ChatModel, messages: list[Message], turn_format: 
                        seed: int, max_tokens: int) -> dict:
     tries = list(messages)
     rejected: list[dict] = []
+    grammar_of = getattr(turn_format, "grammar", None)
+    grammar = grammar_of(must) if grammar_of is not None else None
     for attempt in range(attempts):
-        completion = await target.complete(tries, temperature=temperature,
+        completion = await target.complete(tries, grammar=grammar, temperature=temperature,
                                            seed=seed * 100 + attempt, max_tokens=max_tokens)
         try:
-            parsed = turn_format.parse(completion.text)
-            if must is not None and parsed.action != must:
-                wanted = "a question" if must == "ask" else "the final answer"
-                raise FormatBreak(f"the turn must be {wanted}")
+            parsed, repaired = _read_turn(turn_format, completion.text, must)
         except FormatBreak as exc:
             rejected.append({"raw": completion.text, "problem": str(exc)})
             tries = [*tries, {"role": "assistant", "content": completion.text},
                      {"role": "user", "content": turn_format.correction(str(exc), must)}]
             continue
-        return {"action": parsed.action, "text": parsed.text, "raw": completion.text,
+        turn = {"action": parsed.action, "text": parsed.text, "raw": completion.text,
                 "attempts": attempt + 1, "rejected": rejected}
+        return {**turn, "repaired": repaired} if repaired else turn
     raise ProtocolFailure(f"turn {seed} broke the format {attempts} times "
                           f"(last: {rejected[-1]['problem']})", attempts,
-                          {"turns": turns, "rejected": rejected})
+                          {"turns": turns, "rejected": rejected}, final=target.deterministic)
+
+
+def _read_turn(turn_format: TurnFormat, reply: str,
+               must: Action | None) -> tuple[ParsedTurn, str | None]:
+    """(the turn, what was repaired or None); FormatBreak when it is broken past repair."""
+    try:
+        parsed, repaired = turn_format.parse(reply), None
+    except FormatBreak as exc:
+        repair = getattr(turn_format, "repair", None)
+        parsed = repair(reply, must) if repair is not None else None
+        if parsed is None:
+            raise
+        repaired = str(exc)
+    if must is not None and parsed.action != must:
+        wanted = "a question" if must == "ask" else "the final answer"
+        raise FormatBreak(f"the turn must be {wanted}")
+    return parsed, repaired
+
+
+def _with_turns(exc: RecordedFailure, turns: list[dict]) -> RecordedFailure:
+    failure = exc.failure
+    return RecordedFailure(failure.kind, failure.message, failure.attempts,
+                           {**exc.data, "turns": turns}, exc.steps, final=failure.final)

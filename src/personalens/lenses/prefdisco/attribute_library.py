@@ -21,8 +21,22 @@ STEP_PREFIX = "library/"
 
 class Candidate(pydantic.BaseModel):
     name: str = pydantic.Field(min_length=2, max_length=80)
-    description: str
+    # maxLength in the schema only: a constrained local model stops there, an API model's
+    # longer description is still accepted.
+    description: str = pydantic.Field(json_schema_extra={"maxLength": 150})
     type: Literal["expertise", "personal"]
+
+    @pydantic.field_validator("type", mode="before")
+    @classmethod
+    def _known_type(cls, value: Any) -> Any:
+        """'Expertise', 'domain expertise', 'Personal preference': repaired, not re-asked."""
+        if isinstance(value, str):
+            lowered = value.strip().lower()
+            if "expert" in lowered:
+                return "expertise"
+            if "personal" in lowered:
+                return "personal"
+        return value
 
 
 class SameAttribute(pydantic.BaseModel):

@@ -37,8 +37,10 @@ from personalens.runs import (
     Lens,
     Metrics,
     Outcome,
+    RecordedFailure,
     RunContext,
     RunIdentity,
+    StepFailed,
     Tally,
     fingerprint,
     run_lens,
@@ -150,7 +152,8 @@ class PrefdiscoBuild(Lens):
                            if options.population else None)
         self.model = options.generator.load("generator", self.ledger)
         self.encoder = DenseRetriever(options.embedder)
-        self.personas: list[dict] = []
+        self.personas: list[dict | None] = []  # None: its step failed (see persona_failures)
+        self.persona_failures: dict[int, RecordedFailure] = {}
         self.rejected = 0
         self.library: AttributeLibrary | None = None
 
@@ -176,9 +179,16 @@ class PrefdiscoBuild(Lens):
             return
         summaries: list[str] = []
         for index in range(self.options.personas):
-            drawn = await context.steps.get(f"persona/{index}", lambda i=index, s=list(
-                summaries): generate_persona(self.model, i, s, self.encode,
-                                             temperature=self.options.temperature))
+            try:
+                drawn = await context.steps.get(f"persona/{index}", lambda i=index, s=list(
+                    summaries): generate_persona(self.model, i, s, self.encode,
+                                                 temperature=self.options.temperature))
+            except StepFailed as exc:
+                # Only the items paired with this persona fail (with this failure); the
+                # pairing stays what it would have been, so a rerun that succeeds pairs alike.
+                self.personas.append(None)
+                self.persona_failures[index] = exc
+                continue
             self.personas.append(drawn["persona"])
             summaries.append(drawn["summary"])
             self.rejected += drawn["rejected_drafts"]
@@ -190,6 +200,11 @@ class PrefdiscoBuild(Lens):
                 for p in sorted(rng.choice(len(self.personas), count, replace=False))]
 
     async def run_item(self, item: Item) -> dict:
+        failed = self.persona_failures.get(item.persona_index)
+        if failed is not None:
+            cause = failed.failure
+            raise RecordedFailure(cause.kind, cause.message, cause.attempts, steps=failed.steps,
+                                  final=cause.final)
         record = await build_record(
             self.model, self.library, problem_id=f"{item.source.problem_id}-p{item.persona_index}",
             row=item.source.row, problem=item.source.problem,
@@ -218,7 +233,8 @@ class PrefdiscoBuild(Lens):
         for record in ok:
             tasks[record["task"]] = tasks.get(record["task"], 0) + 1
         return BuildMetrics(out=str(self.options.out), instances=len(ok), tasks=tasks,
-                            personas=len(self.personas), rejected_persona_drafts=self.rejected,
+                            personas=sum(p is not None for p in self.personas),
+                            rejected_persona_drafts=self.rejected,
                             library_size=len(self.library.entries),
                             library_merges=self.library.merges, failures=tally.failures)
 

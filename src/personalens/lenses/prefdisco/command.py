@@ -159,7 +159,8 @@ class PrefdiscoEval(Lens):
                      f"{', '.join(models['judges'])} · scoring {config['scoring']} · "
                      f"{metrics.n_instances} of {metrics.n_planned_instances} instances paired"),
             sections=lambda report: report_sections(report, metrics, records),
-            browser=browser_entries(records))
+            browser=browser_entries(records, {i.key: i for i in self.dataset.instances},
+                                    self.options.turns))
 
     async def aclose(self) -> None:
         await self.evaluation.aclose()

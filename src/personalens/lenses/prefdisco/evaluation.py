@@ -3,14 +3,21 @@
 Conditions: `baseline` (the problem alone), `oracle` (every preference given), `discovery` (a
 conversation with the simulated user, at most `--turns` questions) and `fixed_<N>` (exactly N
 questions). What is judged is the final answer with the protocol wrapper stripped.
+
+A target that decodes under a grammar (local llama.cpp) answers under one: its final answer
+ends with an `ANSWER:` line of the problem's shape, within `max_tokens`. A failed item's record
+keeps what was produced before the failure (the conversation so far, the answer when judging
+failed), and the failure is final when a rerun would ask the same deterministic model the same
+thing.
 """
 
 from dataclasses import dataclass
 
 import pydantic
 
-from personalens.lenses.prefdisco import protocol
+from personalens.lenses.prefdisco import protocol, turn_grammar
 from personalens.lenses.prefdisco.answer_check import grade
+from personalens.lenses.prefdisco.bounded_replies import BoundedReplies
 from personalens.lenses.prefdisco.preference_reveal import revealed
 from personalens.lenses.prefdisco.release_format import Instance
 from personalens.lenses.prefdisco.scoring import (
@@ -59,7 +66,7 @@ class Roles:
 
 class OpenVerdict(pydantic.BaseModel):
     correct: bool
-    justification: str = ""
+    justification: str = pydantic.Field("", json_schema_extra={"maxLength": 300})
 
 
 def fixed_questions(condition: str) -> int | None:
@@ -83,7 +90,7 @@ class Evaluation:
         try:
             answer = await self._answer(item)
         except RecordedFailure as exc:  # the failed record still says what it was
-            raise exc.with_data({**self._base(item), **exc.data}) from exc
+            raise exc.with_data({**self._base(item), **_conversation_so_far(exc.data)}) from exc
         try:
             criteria = await self._judge(instance, answer["response"])
         except UnparseableVerdict as exc:
@@ -91,12 +98,18 @@ class Evaluation:
             # and left out of every condition (its pairing is gone).
             return {**self._base(item), **answer, "dropped": exc.failure.message,
                     "criteria": [], "prefalign": None}
+        except RecordedFailure as exc:  # a judge call failed: the answer is kept
+            raise exc.with_data({**self._base(item), **answer}) from exc
         prefalign = self._prefalign(criteria)
         if prefalign is None:
             raise RecordedFailure("no_valid_criterion", "the judge gave no valid verdict for "
                                   "any criterion", self.attempts,
-                                  {**self._base(item), **answer, "criteria": criteria})
-        correctness = await self._correctness(instance, answer["response"])
+                                  {**self._base(item), **answer, "criteria": criteria},
+                                  final=all(j.deterministic for j in self.roles.judges))
+        try:
+            correctness = await self._correctness(instance, answer["response"])
+        except RecordedFailure as exc:
+            raise exc.with_data({**self._base(item), **answer, "criteria": criteria}) from exc
         return {**self._base(item), **answer, "criteria": criteria, "prefalign": prefalign,
                 "correctness": correctness, "dropped": None,
                 "flagged": any(c["score"] is None for c in criteria)}
@@ -113,18 +126,22 @@ class Evaluation:
             messages = (protocol.baseline_messages(problem) if condition == "baseline" else
                         protocol.oracle_messages(problem, instance.persona, instance.preferences))
             completion = await self.roles.target.complete(
-                messages, temperature=self.temperatures.target, seed=0,
-                max_tokens=self.max_tokens)
-            return {"response": protocol.strip_wrapper(completion.text), "transcript": [],
+                messages, grammar=protocol.answer_grammar(problem, self.max_tokens),
+                temperature=self.temperatures.target, seed=0, max_tokens=self.max_tokens)
+            response = protocol.strip_wrapper(completion.text)
+            raw = {"raw": completion.text} if response != completion.text else {}
+            return {"response": response, **raw, "transcript": [],
                     "questions": {"turns": 0, "questions": 0}, "revealed": []}
         fixed = fixed_questions(condition)
         user = SimulatedUser(self.roles.user, user_instructions(
             instance.persona, instance.preferences, self.user_kind),
-            temperature=self.temperatures.user, attempts=self.attempts)
+            temperature=self.temperatures.user, attempts=self.attempts,
+            grammar=turn_grammar.reply_grammar(turn_grammar.USER_REPLY_CHARS))
         dialogue = await run_dialogue(
             self.roles.target, protocol.discovery_messages(problem, fixed or self.turns,
                                                            fixed is not None),
-            user, protocol.WireFormat(), questions=fixed or self.turns, exact=fixed is not None,
+            user, protocol.WireFormat(problem, self.max_tokens), questions=fixed or self.turns,
+            exact=fixed is not None,
             temperature=self.temperatures.target, max_tokens=self.max_tokens,
             attempts=self.attempts, key=item.key,
             steps=self.steps)
@@ -143,8 +160,10 @@ class Evaluation:
             rubric = RubricCriterion(criterion.preference, criterion.description,
                                      criterion.levels, str(preference.get("value")),
                                      preference.get("justification"))
+            # A grammar-constrained judge keeps its justification short enough for the JSON
+            # to close (bounded_replies); an API judge's request is unchanged.
             verdicts = await gather_settled(*[
-                judge_criterion(judge, rubric, response, mode=self.scoring,
+                judge_criterion(BoundedReplies(judge), rubric, response, mode=self.scoring,
                                 attempts=self.attempts, temperature=self.temperatures.judge)
                 for judge in self.roles.judges])
             valid = [v.score for v in verdicts if v.score is not None]
@@ -177,3 +196,12 @@ class Evaluation:
         for model in {id(m): m for m in [self.roles.target, self.roles.user,
                                           *self.roles.judges]}.values():
             await model.aclose()
+
+
+def _conversation_so_far(data: dict) -> dict:
+    """A failed dialogue's data as the record shows it: the accepted turns (with the user's
+    replies) as `transcript`, the failing turn's rejected replies as `rejected`."""
+    if "turns" not in data:
+        return data
+    rest = {k: v for k, v in data.items() if k != "turns"}
+    return {**rest, "transcript": data["turns"]}

@@ -58,10 +58,17 @@ class PrefdiscoMetrics(Metrics):
                          f"({acc.n_unparsed} unparsed)")
         overall = self.normalign.get("overall")
         if overall is not None:
-            value = ("undefined (oracle = baseline)" if overall.undefined else
-                     f"{overall.value:.1f} [{_fmt(overall.ci_low, 1)}, {_fmt(overall.ci_high, 1)}]")
-            lines.append(f"NormAlign (overall): {value}")
+            lines.append(f"NormAlign (overall): {normalign_text(overall)}")
         return lines
+
+
+def normalign_text(value: NormAlign) -> str:
+    """A NormAlign for people: its value and CI, or why it has none."""
+    if value.n == 0:
+        return "– (no instance was scored in every condition: nothing to compare)"
+    if value.undefined:
+        return "undefined (oracle = baseline)"
+    return f"{value.value:.1f} [{_fmt(value.ci_low, 1)}, {_fmt(value.ci_high, 1)}]"
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:

@@ -72,17 +72,24 @@ class BigFiveScores(pydantic.BaseModel):
     neuroticism: int = pydantic.Field(ge=1, le=5)
 
 
+def _short(chars: int):
+    """A string whose JSON schema says maxLength, so a constrained local model stops writing;
+    validation accepts a longer one (an API model is not asked again for it)."""
+    return pydantic.Field(json_schema_extra={"maxLength": chars})
+
+
 class PersonaDraft(pydantic.BaseModel):
-    name: str
+    name: str = _short(60)
     age: int = pydantic.Field(ge=16, le=95)
-    gender: str
-    occupation: str
-    current_city: str
-    education_level: str
-    degree_subject: str
+    gender: str = _short(30)
+    occupation: str = _short(80)
+    current_city: str = _short(60)
+    education_level: str = _short(60)
+    degree_subject: str = _short(80)
     big_five: BigFiveScores
-    domain_expertise: list[str] = pydantic.Field(max_length=4)
-    backstory: str
+    domain_expertise: list[str] = pydantic.Field(
+        max_length=4, json_schema_extra={"items": {"type": "string", "maxLength": 60}})
+    backstory: str = _short(400)
 
     def persona(self, person_id: str) -> dict:
         attributes = {**self.model_dump(exclude={"big_five", "name", "backstory"}),

@@ -1,50 +1,118 @@
 """One (persona, problem) made into a prefq-bench record: candidate attributes, resolved
 against the library, a sparse relevant subset with values and importances, weights normalised
-to 1, and one rubric with anchored levels (1, 3, 5) per chosen preference."""
+to 1, and one rubric with anchored levels (1, 3, 5) per chosen preference.
+
+Each reply's JSON schema leaves a grammar-constrained (local) model no invalid choice: the
+chosen names are an enum of the candidates', importance is a whole number 1-10, a rubric has
+one field per anchored level, and strings carry a maxLength. What an API model gets wrong that
+can be fixed without asking again (a name off by case, an importance on the 0-1 scale) is
+repaired before validation; the rest goes through `complete_structured`'s repair turn."""
 
 import json
-from typing import Literal
+from typing import Any, Literal
 
 import pydantic
 
-from personalens.lenses.prefdisco.attribute_library import AttributeLibrary, Candidate
+from personalens.lenses.prefdisco.attribute_library import AttributeLibrary, Candidate, slug
 from personalens.lenses.prefdisco.problems import Problem
 from personalens.lenses.prefdisco.protocol import problem_text, render_persona
 from personalens.models import ChatModel, complete_structured
-from personalens.runs import RecordedFailure
+
+# Importance is asked for as a whole number 1-10, which a grammar can enforce (llama.cpp
+# cannot bound a float), and stored as the release's local_importance = importance / 10.
+IMPORTANCE_SCALE = 10
 
 
-class Candidates(pydantic.BaseModel):
-    dimensions: list[Candidate] = pydantic.Field(min_length=1, max_length=20)
+def bounded(chars: int, **kwargs: Any) -> Any:
+    """A string field whose JSON schema says maxLength (so a constrained local model stops)
+    while validation accepts a longer one (an API model's reply is not refused for it)."""
+    return pydantic.Field(json_schema_extra={"maxLength": chars}, **kwargs)
 
 
-class ChosenPreference(pydantic.BaseModel):
-    name: str
-    value: str
-    value_range: str
-    local_importance: float = pydantic.Field(ge=0.0, le=1.0)
-    justification: str
+def candidates_schema(count: int) -> type[pydantic.BaseModel]:
+    """What the generator proposes: up to `count` candidate attributes."""
+    class Candidates(pydantic.BaseModel):
+        dimensions: list[Candidate] = pydantic.Field(min_length=1, max_length=count)
+
+    return Candidates
 
 
-class Selection(pydantic.BaseModel):
-    preferences: list[ChosenPreference] = pydantic.Field(min_length=1, max_length=8)
+def selection_schema(names: list[str], most: int) -> type[pydantic.BaseModel]:
+    """The chosen preferences, their names an enum of the candidates' (built per request: the
+    names differ every time, and structured.py caches schemas by class, weakly)."""
+    by_slug = {slug(name): name for name in names}
+
+    class ChosenPreference(pydantic.BaseModel):
+        name: Literal[tuple(names)]  # type: ignore[valid-type]
+        value: str = bounded(150, min_length=1)
+        value_range: str = bounded(100)
+        importance: int = pydantic.Field(ge=1, le=IMPORTANCE_SCALE)
+        justification: str = bounded(200)
+
+        @pydantic.model_validator(mode="before")
+        @classmethod
+        def _repair(cls, data: Any) -> Any:
+            return repaired_preference(data, by_slug)
+
+    class Selection(pydantic.BaseModel):
+        preferences: list[ChosenPreference] = pydantic.Field(min_length=1, max_length=most)
+
+        @pydantic.model_validator(mode="before")
+        @classmethod
+        def _repair(cls, data: Any) -> Any:
+            return repaired_selection(data, by_slug, most)
+
+    return Selection
 
 
-class Level(pydantic.BaseModel):
-    score: Literal[1, 3, 5]
-    description: str
+def repaired_preference(data: Any, by_slug: dict[str, str]) -> Any:
+    """Deterministic repairs of one chosen preference, before the generator is asked again: a
+    name that matches a candidate's but for case, spacing or punctuation becomes that name; an
+    importance given on the release's 0-1 scale (`local_importance`, or a fraction) is put on
+    the 1-10 one."""
+    if not isinstance(data, dict):
+        return data
+    data = dict(data)
+    name = data.get("name")
+    if isinstance(name, str) and name not in by_slug.values():
+        data["name"] = by_slug.get(slug(name), name)
+    if "importance" not in data and "local_importance" in data:
+        data["importance"] = data.pop("local_importance")
+    importance = data.get("importance")
+    if (isinstance(importance, float) and 0 < importance <= 1
+            and not importance.is_integer()):
+        data["importance"] = max(1, round(importance * IMPORTANCE_SCALE))
+    return data
+
+
+def repaired_selection(data: Any, by_slug: dict[str, str], most: int) -> Any:
+    """Deterministic repairs of a selection: preferences naming no candidate are dropped
+    (while one that does remains), so are repeats of a name; at most `most` are kept."""
+    if not isinstance(data, dict) or not isinstance(data.get("preferences"), list):
+        return data
+    chosen, seen = [], set()
+    for preference in data["preferences"]:
+        name = preference.get("name") if isinstance(preference, dict) else None
+        known = by_slug.get(slug(name)) if isinstance(name, str) else None
+        if known is not None and known not in seen:
+            seen.add(known)
+            chosen.append(preference)
+    return {**data, "preferences": chosen[:most]} if chosen else data
 
 
 class RubricDraft(pydantic.BaseModel):
-    description: str
-    levels: list[Level] = pydantic.Field(min_length=3, max_length=3)
+    """A rubric as the generator writes it: one field per anchored level, so no reply can
+    miss or repeat an anchor; `levels` gives the release's list."""
 
-    @pydantic.field_validator("levels")
-    @classmethod
-    def _anchored(cls, levels: list[Level]) -> list[Level]:
-        if sorted(level.score for level in levels) != [1, 3, 5]:
-            raise ValueError("levels must be anchored at scores 1, 3 and 5")
-        return sorted(levels, key=lambda level: level.score)
+    description: str = bounded(200)
+    level_1: str = bounded(200, description="an answer that ignores the preference")
+    level_3: str = bounded(200, description="an answer that partly fits it")
+    level_5: str = bounded(200, description="an answer that fully fits it")
+
+    def levels(self) -> list[dict]:
+        return [{"score": 1, "description": self.level_1},
+                {"score": 3, "description": self.level_3},
+                {"score": 5, "description": self.level_5}]
 
 
 def weights(importances: list[float]) -> list[float]:
@@ -68,7 +136,8 @@ async def build_record(model: ChatModel, library: AttributeLibrary, *, problem_i
                                     "could change how this user wants this problem solved or "
                                     "explained (2-3 about expertise, the rest personal): "
                                     "name, description, type (expertise|personal)."}],
-        Candidates, regenerations=2, temperature=temperature, seed=seed, max_tokens=900)
+        candidates_schema(candidates), regenerations=2, temperature=temperature, seed=seed,
+        max_tokens=900)
     names = list(dict.fromkeys([await library.resolve(c) for c in proposed.dimensions]))
     entries = {name: library.entries[name] for name in names}
     selection, _ = await complete_structured(model, [
@@ -78,36 +147,35 @@ async def build_record(model: ChatModel, library: AttributeLibrary, *, problem_i
                                     f"{json.dumps(list(entries.values()), indent=1)}\n\nChoose "
                                     f"the {preferences} most relevant for this user and problem "
                                     "(use their exact names). For each give this user's value, "
-                                    "the range of possible values, a local importance in [0, 1] "
-                                    "and a one-sentence justification."}],
-        Selection, regenerations=2, temperature=temperature, seed=seed, max_tokens=900)
-    chosen = list({p.name: p for p in selection.preferences if p.name in entries}.values())
-    if not chosen:
-        raise RecordedFailure("no_preferences", "the generator chose no preference from the "
-                                                f"candidates {names}", 1)
-    chosen = chosen[:preferences]
+                                    "the range of possible values, its importance for this "
+                                    f"user from 1 (minor) to {IMPORTANCE_SCALE} (crucial) and a "
+                                    "one-sentence justification."}],
+        selection_schema(names, preferences), regenerations=2, temperature=temperature,
+        seed=seed, max_tokens=900)
+    chosen = selection.preferences  # known names, no repeats (the schema and its repairs)
     criteria = []
-    for preference, weight in zip(chosen, weights([p.local_importance for p in chosen]),
-                                  strict=True):
+    for preference, weight in zip(chosen, weights([p.importance for p in chosen]), strict=True):
         rubric, _ = await complete_structured(model, [
             {"role": "system", "content": "You write grading rubrics. Reply with JSON only."},
             {"role": "user", "content": f"Preference: {preference.name} "
                                         f"({entries[preference.name]['description']}). This "
                                         f"user's value: {preference.value}.\n\nWrite a rubric "
                                         "for how well an answer to the problem below fits this "
-                                        "preference: a description and three anchored levels "
-                                        "(score 1, 3, 5).\n\n" + problem_text(problem)}],
+                                        "preference: a description, and what an answer scoring "
+                                        "1, 3 and 5 looks like (level_1, level_3, level_5)."
+                                        "\n\n" + problem_text(problem)}],
             RubricDraft, regenerations=2, temperature=temperature, seed=seed,
             max_tokens=500)
         criteria.append({"preference": preference.name, "description": rubric.description,
-                         "weight": weight, "levels": [lv.model_dump() for lv in rubric.levels]})
+                         "weight": weight, "levels": rubric.levels()})
     return {
         "problem_id": problem_id, "original_problem": row, "persona": persona,
         "persona_preferences": {p.name: {
             "name": p.name, "description": entries[p.name]["description"],
             "value_range": p.value_range, "value": p.value,
-            "local_importance": p.local_importance, "justification": p.justification,
-            "type": entries[p.name]["type"], "problem_context": problem.question[:200]}
+            "local_importance": p.importance / IMPORTANCE_SCALE,
+            "justification": p.justification, "type": entries[p.name]["type"],
+            "problem_context": problem.question[:200]}
             for p in chosen},
         "evaluation_rubric": {"evaluation_criteria": criteria},
     }

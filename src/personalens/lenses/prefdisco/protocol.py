@@ -3,11 +3,16 @@
 Every discovery turn is `###ACTION###: ask_question` or `###ACTION###: final_answer` (with or
 without the release's quotes or brackets) followed by `###RESPONSE###: ...`, so a model prompted
 for PrefDisco behaves here as it does there. What is judged is the RESPONSE part only.
+
+A model that decodes under a grammar (local llama.cpp) is held to the format by one
+(`turn_grammar`); a broken turn that can be read without a guess is repaired (`repair`) rather
+than asked again.
 """
 
 import json
 import re
 
+from personalens.lenses.prefdisco import turn_grammar
 from personalens.lenses.prefdisco.problems import Problem
 from personalens.models.completion import Message
 from personalens.models.dialogue import Action, FormatBreak, ParsedTurn
@@ -15,10 +20,43 @@ from personalens.models.dialogue import Action, FormatBreak, ParsedTurn
 _ACTION = re.compile(r"###\s*ACTION\s*###\s*:?\s*\[?\s*['\"]?\s*([A-Za-z_]+)\s*['\"]?\s*\]?")
 _RESPONSE = re.compile(r"###\s*RESPONSE\s*###\s*:?\s*(.*)", re.S)
 _ACTIONS: dict[str, Action] = {"ask_question": "ask", "final_answer": "final"}
+# What a repair reads: the markers without their hashes or in other cases ("Action: ask"),
+# and the action's name spelled loosely ("ask question", "final", "answer").
+_LOOSE_ACTION = re.compile(r"(?i)\baction\b[\s#*]*:?[\s*]*[\[('\"]*\s*"
+                           r"(ask[ _-]?question|final[ _-]?answer|ask|question|final|answer)\b"
+                           r"[\])'\"]*")
+_LOOSE_RESPONSE = re.compile(r"(?ism)^[ \t#*]*response[ \t#*]*:[ \t*]*(.*)")
+_ANY_ACTION_MARK = re.compile(r"(?i)\baction\b[\s#*]*:")
 
 
 class WireFormat:
-    """The release's turn format (see the module docstring)."""
+    """The release's turn format (see the module docstring). With the problem, the grammar's
+    final answer ends with an `ANSWER:` line of the problem's shape."""
+
+    def __init__(self, problem: Problem | None = None, max_tokens: int = 1024):
+        self.problem = problem
+        self.max_tokens = max_tokens
+
+    def grammar(self, must: Action | None) -> str:
+        return turn_grammar.turn_grammar(must, self.problem, self.max_tokens)
+
+    def repair(self, reply: str, must: Action | None) -> ParsedTurn | None:
+        """A broken turn read without a guess: markers written without hashes or in another
+        case, or a loosely spelled action name; or, when the turn must be the answer and the
+        reply names no action at all, the reply is the answer. Else None (asked again)."""
+        action = _LOOSE_ACTION.search(reply)
+        if action is not None:
+            name = action.group(1).lower()
+            kind: Action = "ask" if name.startswith("ask") or name == "question" else "final"
+            rest = reply[action.end():]
+            response = _LOOSE_RESPONSE.search(rest)
+            text = (response.group(1) if response else rest).strip().lstrip(":").strip()
+            return ParsedTurn(kind, text) if text else None
+        if must == "final" and not _ANY_ACTION_MARK.search(reply):
+            response = _LOOSE_RESPONSE.search(reply)
+            text = (response.group(1) if response else reply).strip()
+            return ParsedTurn("final", text) if text else None
+        return None
 
     def parse(self, reply: str) -> ParsedTurn:
         action = _ACTION.search(reply)
@@ -43,6 +81,11 @@ def strip_wrapper(response: str) -> str:
     """A single-turn answer without the protocol wrapper, if a model added one anyway."""
     found = _RESPONSE.search(response)
     return found.group(1).strip() if found else response.strip()
+
+
+def answer_grammar(problem: Problem, max_tokens: int) -> str:
+    """The grammar of a single-turn answer (sent only to a model that decodes under one)."""
+    return turn_grammar.answer_grammar(problem, max_tokens)
 
 
 def answer_instruction(problem: Problem) -> str:

@@ -1,9 +1,20 @@
 """The prefdisco sections of report.html: per-task table, NormAlign bars with CIs, PrefAlign and
-accuracy per condition, questions vs gain, data notes, and every transcript in the browser."""
+accuracy per condition, questions vs gain, data notes, and every item in the browser.
 
-from collections.abc import Iterable
+A plot with nothing to draw is replaced by the words "nothing scored". The browser shows what
+happened in each (instance, condition), as Inspect's log viewer does: the sample's inputs
+(problem and options, gold answer, persona, preference values and importances), what the target
+was told, every message in order (each discovery turn, rejected and repaired ones included, and
+the simulated user's reply), the final answer, the correctness check, and each criterion the
+judge scored with its levels and verdicts; a failed item shows its failure and the exchange up
+to it.
+"""
 
-from personalens.lenses.prefdisco.metrics import PrefdiscoMetrics
+from collections.abc import Iterable, Mapping
+
+from personalens.lenses.prefdisco import protocol
+from personalens.lenses.prefdisco.metrics import PrefdiscoMetrics, normalign_text
+from personalens.lenses.prefdisco.release_format import Instance
 from personalens.report import (
     BrowserEntry,
     BrowserItems,
@@ -15,6 +26,7 @@ from personalens.report import (
 )
 
 FACETS = ["condition", "task", "correct", "judge"]
+NOTHING_SCORED = "nothing scored"
 
 
 def report_sections(report: HtmlReport, metrics: PrefdiscoMetrics, records: list[dict]) -> None:
@@ -46,7 +58,7 @@ def _normalign_cell(metrics: PrefdiscoMetrics, task: str) -> object:
     value = metrics.normalign.get(task)
     if value is None:
         return None
-    return "undefined" if value.undefined else value.value
+    return normalign_text(value) if value.undefined else value.value
 
 
 def _normalign_section(report: HtmlReport, metrics: PrefdiscoMetrics) -> None:
@@ -58,8 +70,12 @@ def _normalign_section(report: HtmlReport, metrics: PrefdiscoMetrics) -> None:
                      f"{_pct(metrics.negative_normalign_share)}.")
     report.table(["task", "NormAlign", "CI low", "CI high", "discovery − baseline",
                   "oracle − baseline", "n"],
-                 [[task, "undefined" if v.undefined else v.value, v.ci_low, v.ci_high,
+                 [[task, normalign_text(v) if v.undefined else v.value, v.ci_low, v.ci_high,
                    v.discovery_gain, v.oracle_gain, v.n] for task, v in metrics.normalign.items()])
+    if not any(v.n for v in metrics.normalign.values()):
+        report.paragraph(f"NormAlign per task: {NOTHING_SCORED} (no instance was scored in "
+                         "every condition).")
+        return
     report.figure(bars_with_ci({task: (v.value, v.ci_low, v.ci_high)
                                 for task, v in metrics.normalign.items()},
                                "NormAlign", "NormAlign per task (95 % CI)"),
@@ -75,10 +91,15 @@ def _questions_section(report: HtmlReport, metrics: PrefdiscoMetrics, records: l
                  [[c, q["turns"], q["questions"], metrics.preferences_discovered[c],
                    metrics.preferences_discovered_share[c]]
                   for c, q in metrics.questions_asked.items()])
-    report.figure(grouped_bars({c: {"PrefAlign / 5": (metrics.prefalign[c].mean or 0) / 5,
-                                    "accuracy": metrics.accuracy[c].mean}
-                                for c in metrics.conditions}, "score", "By condition"),
-                  "PrefAlign (divided by 5) and accuracy per condition")
+    scored = [c for c in metrics.conditions if metrics.prefalign[c].mean is not None]
+    if scored:
+        report.figure(grouped_bars({c: {"PrefAlign / 5": metrics.prefalign[c].mean / 5,
+                                        "accuracy": metrics.accuracy[c].mean}
+                                    for c in scored}, "score", "By condition"),
+                      "PrefAlign (divided by 5) and accuracy per condition")
+    else:
+        report.paragraph(f"PrefAlign and accuracy by condition: {NOTHING_SCORED} (no instance "
+                         "was scored in every condition).")
     gain = metrics.questions_vs_gain
     if gain:
         report.paragraph(f"Questions asked vs PrefAlign gain over baseline (discovery): "
@@ -89,6 +110,8 @@ def _questions_section(report: HtmlReport, metrics: PrefdiscoMetrics, records: l
             report.figure(scatter([p[0] for p in points], [p[1] for p in points],
                                   "questions asked", "PrefAlign gain over baseline",
                                   "Questions vs gain"), "One point per paired instance")
+        else:
+            report.paragraph(f"Questions vs gain: {NOTHING_SCORED}.")
 
 
 def _gain_points(records: list[dict]) -> list[tuple[float, float]]:
@@ -132,37 +155,143 @@ def _data_notes(report: HtmlReport, metrics: PrefdiscoMetrics) -> None:
                       for s in metrics.skipped_invalid])
 
 
-def browser_entries(records: Iterable[dict]) -> BrowserItems:
-    """Every (instance, condition): transcript, final answer, each criterion's score and why;
-    wrong answers first."""
-    entries = (_entry(r) for r in records if r["status"] == "ok" or r.get("transcript"))
-    return first_entries((((e.facets["correct"] != "wrong", e.title), e) for e in entries),
-                         FACETS)
+def browser_entries(records: Iterable[dict], instances: Mapping[str, Instance] | None = None,
+                    turns: int | None = None) -> BrowserItems:
+    """Every (instance, condition), failed ones included: inputs, messages in order, final
+    answer, correctness, each criterion's levels and verdicts; failed items first, then wrong
+    answers. `instances` (by key) gives the inputs; `turns` the discovery budget the target
+    was told."""
+    instances = instances or {}
+    order = {"failed": 0, "wrong": 1, "unparsed": 2}
+    entries = (_entry(r, instances.get(r.get("instance", "")), turns) for r in records
+               if r.get("instance") is not None)
+    return first_entries((((order.get(e.facets["correct"], 3), e.title), e)
+                          for e in entries), FACETS)
 
 
-def _entry(record: dict) -> BrowserEntry:
-    fields = []
-    for index, turn in enumerate(record.get("transcript") or []):
-        if turn["action"] == "ask":
-            revealed = ", ".join(turn.get("revealed", [])) or "none"
-            fields.append((f"turn {index + 1}: question", turn["text"]))
-            fields.append((f"turn {index + 1}: user (revealed: {revealed})", turn["reply"]))
-    fields.append(("final answer", record.get("response", "")))
-    for criterion in record.get("criteria", []):
-        for verdict in criterion["verdicts"]:
-            score = "excluded" if verdict["score"] is None else verdict["score"]
-            fields.append((f"{criterion['preference']} (w={criterion['normalised_weight']:.2f}):"
-                           f" {score}", verdict["justification"] or verdict.get("problem") or ""))
+def _entry(record: dict, instance: Instance | None, turns: int | None) -> BrowserEntry:
+    failed = record["status"] != "ok"
+    fields: list[tuple[str, str]] = []
+    if instance is not None:
+        fields += _inputs(instance)
+        prompt = _target_prompt(record["condition"], instance, turns)
+        if prompt:
+            fields.append(("target's system prompt", prompt))
+    if failed:
+        fields.append(("failure", _failure_text(record)))
+    transcript = record.get("transcript") or []
+    for index, turn in enumerate(transcript):
+        fields += _turn_fields(index + 1, turn)
+    if failed:  # the turn that could not be completed: every reply it got
+        for number, rejected in enumerate(record.get("rejected") or [], start=1):
+            fields.append((f"turn {len(transcript) + 1}: rejected reply {number} "
+                           f"({rejected['problem']})", rejected["raw"]))
+    if record.get("raw"):  # a single-turn reply whose protocol wrapper was stripped
+        fields.append(("target", record["raw"]))
+    if "response" in record:
+        fields.append(("final answer (judged)", record["response"]))
     correctness = record.get("correctness") or {}
-    correct = ("failed" if record["status"] != "ok" else "unparsed" if correctness.get("unparsed")
+    if correctness:
+        fields.append(("correctness", _correctness_text(correctness, instance)))
+    for criterion in record.get("criteria", []):
+        fields.append(_criterion_field(criterion, instance))
+    correct = ("failed" if failed else "unparsed" if correctness.get("unparsed")
                else "right" if correctness.get("correct") else "wrong")
     flagged = any(c["score"] is None for c in record.get("criteria", []))
     prefalign = record.get("prefalign")
-    title = (f"{record['instance']} · {record['condition']} · PrefAlign "
-             f"{'–' if prefalign is None else f'{prefalign:.2f}'}")
+    outcome = (f"FAILED ({record['error']['kind']})" if failed else
+               f"PrefAlign {'–' if prefalign is None else f'{prefalign:.2f}'}")
+    title = f"{record['instance']} · {record['condition']} · {outcome}"
     return BrowserEntry(title=title, fields=fields, facets={
         "condition": record["condition"], "task": record["task"], "correct": correct,
         "judge": "dropped" if record.get("dropped") else "flagged" if flagged else "clean"})
+
+
+def _inputs(instance: Instance) -> list[tuple[str, str]]:
+    problem = instance.problem
+    weights = {c.preference: c.normalised_weight for c in instance.criteria}
+    preferences = []
+    for name, preference in instance.preferences.items():
+        importance = preference.get("local_importance")
+        weight = weights.get(name)
+        notes = [f"importance {importance}" if importance is not None else None,
+                 f"weight {weight:.2f}" if weight is not None else None]
+        preferences.append(f"- {name}: {preference.get('value')}"
+                           + (f" ({', '.join(n for n in notes if n)})" if any(notes) else "")
+                           + (f"\n  {preference['description']}" if preference.get("description")
+                              else ""))
+    return [("problem", protocol.problem_text(problem)),
+            ("gold answer", f"{problem.gold} ({problem.kind})"),
+            ("persona", protocol.render_persona(instance.persona)),
+            ("preferences (value, importance, weight)", "\n".join(preferences))]
+
+
+def _target_prompt(condition: str, instance: Instance, turns: int | None) -> str | None:
+    if condition == "oracle":
+        return protocol.oracle_messages(instance.problem, instance.persona,
+                                        instance.preferences)[0]["content"]
+    fixed = condition.removeprefix("fixed_")
+    if condition.startswith("fixed_") and fixed.isdigit():
+        return protocol.discovery_messages(instance.problem, int(fixed), True)[0]["content"]
+    if condition == "discovery" and turns is not None:
+        return protocol.discovery_messages(instance.problem, turns, False)[0]["content"]
+    return None
+
+
+def _turn_fields(number: int, turn: dict) -> list[tuple[str, str]]:
+    fields = [(f"turn {number}: rejected reply {i} ({rejected['problem']})", rejected["raw"])
+              for i, rejected in enumerate(turn.get("rejected") or [], start=1)]
+    action = "question" if turn["action"] == "ask" else "final answer"
+    repaired = f", repaired: {turn['repaired']}" if turn.get("repaired") else ""
+    fields.append((f"turn {number}: target ({action}{repaired})", turn.get("raw", turn["text"])))
+    if "reply" in turn:
+        revealed = ", ".join(turn.get("revealed", [])) or "none"
+        fields.append((f"turn {number}: user (revealed: {revealed})", turn["reply"]))
+    elif turn["action"] == "ask":
+        fields.append((f"turn {number}: user", "(no reply: the item failed here)"))
+    return fields
+
+
+def _failure_text(record: dict) -> str:
+    error = record["error"]
+    lines = [f"{error['kind']}: {error['message']}",
+             "final: a rerun would fail the same way (deterministic model)" if error.get("final")
+             else "a rerun retries it"]
+    if record.get("failed_steps"):
+        lines.append(f"failed step(s): {', '.join(record['failed_steps'])}")
+    return "\n".join(lines)
+
+
+def _correctness_text(correctness: dict, instance: Instance | None) -> str:
+    gold = f" (gold {instance.problem.gold})" if instance is not None else ""
+    if correctness.get("judged"):
+        verdict = "right" if correctness.get("correct") else "wrong"
+        return f"judged {verdict}{gold}: {correctness.get('justification', '')}"
+    if correctness.get("unparsed"):
+        return f"unparsed: no readable ANSWER line{gold}"
+    verdict = "right" if correctness.get("correct") else "wrong"
+    return f"ANSWER read as {correctness.get('parsed')!r}{gold}: {verdict}"
+
+
+def _criterion_field(criterion: dict, instance: Instance | None) -> tuple[str, str]:
+    score = "excluded" if criterion["score"] is None else f"{criterion['score']:g}"
+    label = (f"judge · {criterion['preference']} (w={criterion['normalised_weight']:.2f}): "
+             f"{score}")
+    preference = (instance.preferences.get(criterion["preference"], {})
+                  if instance is not None else {})
+    lines = [f"criterion: {criterion.get('description', '')}"]
+    if preference.get("value") is not None:
+        lines.append(f"user's value: {preference['value']}")
+    lines += [f"level {level.get('score')}: {level.get('description', '')}"
+              for level in criterion.get("levels") or []]
+    for number, verdict in enumerate(criterion.get("verdicts") or [], start=1):
+        given = "excluded" if verdict["score"] is None else f"{verdict['score']:g}"
+        lines.append(f"verdict {number}: {given} after {verdict['attempts']} attempt(s)"
+                     + (f" — {verdict['justification']}" if verdict.get("justification") else "")
+                     + (f" [{verdict['problem']}]" if verdict.get("problem") else ""))
+        if verdict["score"] is None or verdict.get("problem"):
+            lines.append(f"  judge's reply: {verdict.get('raw', '')}")
+    return label, "\n".join(lines)
 
 
 def _pct(value: float | None) -> str:
