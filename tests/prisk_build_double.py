@@ -6,7 +6,8 @@
   an `echo` marker first repeats the question (MiniLM cosine ~0.73 to it), then talks about
   something else (~0.1).
 - Judge: says a decoy answers its question `answers[marker]` times for a question holding the
-  marker (an int, or None for always), otherwise no.
+  marker (an int, or None for always), quoting the conversation's first assistant turn (or, for
+  a marker in `unfounded`, words the conversation does not hold), otherwise no.
 - IRP templates: the queries in `template_queries`, in turn.
 """
 
@@ -30,8 +31,10 @@ _HOBBIES = ["birdwatching", "chess", "salsa dancing", "pottery", "marathon runni
 
 class PriskDouble:
     def __init__(self, *, echo: tuple[str, ...] = (), answers: dict | None = None,
-                 always_violate: bool = False, template_queries: tuple[str, ...] = ()):
+                 always_violate: bool = False, template_queries: tuple[str, ...] = (),
+                 unfounded: tuple[str, ...] = ()):
         self.echo = echo
+        self.unfounded = unfounded  # questions whose "it answers" verdicts quote nothing real
         self.answers = dict(answers or {})
         self.always_violate = always_violate
         self.template_queries = list(template_queries)
@@ -40,7 +43,8 @@ class PriskDouble:
 
     def __call__(self, messages, params) -> str:
         schema = params["response_format"]["json_schema"]
-        prompt = messages[-1]["content"]
+        # The first user message: a repair turn after an invalid reply asks for the same thing.
+        prompt = next(m["content"] for m in messages if m["role"] == "user")
         return json.dumps(getattr(self, schema["name"].lower())(prompt, schema["schema"]))
 
     def profiledraft(self, prompt, schema):
@@ -82,12 +86,20 @@ class PriskDouble:
     def decoyverdict(self, prompt, schema):
         question = re.search(r'Question:\n"(.*?)"', prompt, re.S).group(1)
         self.judged.append(question)
+        conversation = re.search(r"Conversation:\n(.*?)\n\nDoes this", prompt, re.S).group(1)
         for marker, times in self.answers.items():
             if marker in question and (times is None or times > 0):
                 if times is not None:
                     self.answers[marker] = times - 1
-                return {"answers_query": True, "reason": "it states the answer"}
-        return {"answers_query": False, "reason": "it does not address the question"}
+                # The claim quotes words of the conversation (its first assistant turn),
+                # unless the marker asks for a quote the conversation does not hold.
+                quote = re.search(r"assistant: (.*)", conversation).group(1)
+                if marker in self.unfounded:
+                    quote = "the answer is forty-two"
+                return {"answers_query": True, "reason": "it states the answer",
+                        "evidence": quote}
+        return {"answers_query": False, "reason": "it does not address the question",
+                "evidence": ""}
 
     def irptemplate(self, prompt, schema):
         domain = re.search(r"in the domain '(.+?)'", prompt).group(1)

@@ -1,5 +1,7 @@
-"""The offline default: `prisk eval` with the bundled SmolLM2 as target, router and judge, and
-the bundled MiniLM as the memory retriever."""
+"""The offline default, strictly: `prisk build` and then `prisk eval` with the bundled SmolLM2 as
+every role (generator, judge, target, router) and the bundled MiniLM, through the real CLI, with
+no failed item. A 135M model's replies are poor, but under constrained decoding they are never
+malformed: a failure here is a bug, not the model."""
 
 import json
 
@@ -9,24 +11,65 @@ from cli_runner import personalens
 from prisk_double import record, write
 
 
+def items(out) -> dict:
+    """Item records (a failed one included) by key; steps have a '/' after the item's key."""
+    records = [json.loads(line) for line in (out / "records.jsonl").open()]
+    return {r["key"]: r for r in records}
+
+
 @pytest.mark.slow
-@pytest.mark.timeout(1800)
+@pytest.mark.timeout(1200)
+def test_the_smallest_build_and_eval_finish_with_no_failure(tmp_path):
+    build = tmp_path / "build"
+    result = personalens("prisk", "build", "--out", build, "--profiles", "1", "--candidates",
+                         "2", "--per-risk", "1", "--turns", "2", timeout=600,
+                         env={"PERSONALENS_CACHE_DIR": str(tmp_path / "cache")})
+    assert result.returncode == 0, result.stderr
+    metrics = json.loads((build / "metrics.json").read_text())
+    assert metrics["records"] == 5 and metrics["failures"] == []
+    assert f"data: {build / 'data'} (5 records" in result.stdout
+    built = items(build)
+    for n in ("irp", "accuracy", "agreement", "framing", "narrowing"):
+        assert built[f"record/{n}_0001"]["status"] == "ok"
+
+    out = tmp_path / "eval"
+    result = personalens("prisk", "eval", "--data", build / "data", "--out", out,
+                         "--samples", "1", "--max-tokens", "48", timeout=600,
+                         env={"PERSONALENS_CACHE_DIR": str(tmp_path / "cache")})
+    assert result.returncode == 0, result.stderr
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["n_failed"] == 0 and metrics["failures"] == []
+    assert metrics["n_records"] == 5 and metrics["narrowing_failures"] == []
+    evaluated = items(out)
+    for key in ("irp_0001", "accuracy_0001", "agreement_0001", "framing_0001",
+                "narrowing_0001"):
+        item = evaluated[key]
+        assert item["status"] == "ok"
+        assert item["router"] in ("retrieval", "no_retrieval")
+        assert set(item["conditions"]) == {"base", "profile", "retrieval", "profile_retrieval"}
+        for answer in item["conditions"].values():
+            if "score" in answer:
+                assert 0 <= answer["score"] <= 5
+    assert "Risk × condition" in (out / "report.html").read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
 def test_eval_runs_on_the_bundled_models(tmp_path):
     data = write(tmp_path / "data", [record("i1", "irp"),
                                      record("a1", "accuracy", question="2 + 2 = ?",
                                             choices=("3", "4", "5", "6"), answer="B")])
     out = tmp_path / "run"
     result = personalens("prisk", "eval", "--data", data, "--out", out, "--risks", "irp",
-                         "--max-tokens", "64", timeout=1700)
-    # A 135M model may fail the router's JSON or give no valid verdict: a recorded failure
-    # (exit 3), never a crash, a guessed decision or a default score.
-    assert result.returncode in (0, 3), result.stderr
-    records = {r["key"]: r for r in map(json.loads, (out / "records.jsonl").open())}
+                         "--max-tokens", "64", timeout=1100,
+                         env={"PERSONALENS_CACHE_DIR": str(tmp_path / "cache")})
+    # Constrained decoding: the router's JSON and the verdicts are always well-formed, so every
+    # record is scored (a failed one was accepted here before).
+    assert result.returncode == 0, result.stderr
+    records = items(out)
     for key in ("i1", "a1"):
         item = records[key]
-        if item["status"] != "ok":
-            assert item["error"]["kind"] in ("invalid_structured_output", "invalid_verdict")
-            continue
+        assert item["status"] == "ok", item.get("error")
         assert item["router"] in ("retrieval", "no_retrieval")
         assert set(item["conditions"]) == {"base", "profile", "retrieval", "profile_retrieval"}
         for answer in item["conditions"].values():

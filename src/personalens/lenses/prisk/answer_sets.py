@@ -97,4 +97,6 @@ async def _canonical(judge: ChatModel, query_id: str, question: str, raw: list[s
 
 
 def _failure(key: str, exc: RecordedFailure) -> dict:
-    return {"key": key, "kind": exc.failure.kind, "message": exc.failure.message}
+    # final (only when true, as failures are written): a rerun would get the same verdict.
+    return {"key": key, "kind": exc.failure.kind, "message": exc.failure.message,
+            **({"final": True} if exc.failure.final else {})}

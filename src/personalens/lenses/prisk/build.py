@@ -56,8 +56,10 @@ from personalens.lenses.prisk.records import (
     PriskRecord,
     write_records,
 )
+from personalens.lenses.prisk.report_page import BUILD_FACETS, build_entries
 from personalens.models import ModelSettings
 from personalens.population.profile_reader import profile_files
+from personalens.report import BrowserItems, first_entries
 from personalens.report.run_page import run_page
 from personalens.retrieval import DenseRetriever
 from personalens.retrieval.dense import BUNDLED_MINILM
@@ -67,6 +69,7 @@ from personalens.runs import (
     Lens,
     Metrics,
     Outcome,
+    RecordedFailure,
     RunContext,
     RunIdentity,
     StepFailed,
@@ -167,8 +170,11 @@ class BuildOptions:
 @dataclass(frozen=True)
 class Item:
     record_id: str
-    query: Query
+    query: Query | None
     profile_index: int
+    # The failed setup step this record depends on (its risk's generated templates): the
+    # record fails with it, and the other risks' records are built.
+    blocked: RecordedFailure | None = field(default=None, compare=False)
 
     @property
     def key(self) -> str:
@@ -221,8 +227,10 @@ class PriskBuildMetrics(Metrics):
         risks = ", ".join(f"{risk} {n}" for risk, n in self.by_risk.items())
         dropped = f" ({self.profiles_dropped} candidates dropped)" if self.profiles_dropped \
             else ""
-        return [f"data: {Path(self.out) / 'data'} ({self.records} records: {risks or 'none'}); "
-                f"{self.profiles} {self.profile_source} profiles{dropped}",
+        # The data folder exists only once a record is written.
+        data = (f"data: {Path(self.out) / 'data'} ({self.records} records: {risks})"
+                if self.records else "data: none written (no record was built)")
+        return [f"{data}; {self.profiles} {self.profile_source} profiles{dropped}",
                 f"decoys: {self.decoys} passed, {self.decoy_regenerations} regenerated, "
                 f"{self.decoy_failures} never passed; profile redraws {self.profile_redraws}"]
 
@@ -257,6 +265,7 @@ class PriskBuild(Lens):
         self.templates_rejected = 0
         self.templates_generated = 0
         self.items: list[Item] = []
+        self.profile_failures: dict[int, StepFailed] = {}  # profile index -> its failed step
         self._memory: dict[str, asyncio.Future] = {}
 
     def _check_pairs(self) -> None:
@@ -291,20 +300,30 @@ class PriskBuild(Lens):
         try:
             self.profiles = await (self._population_profiles() if self.people
                                    else self._generated_profiles())
-            if self.options.generate_templates:
-                await self._generated_templates()
         except StepFailed:
             return  # recorded as a failed step; nothing is planned until a rerun gets past it
-        self.items = [item for risk in self.options.risks for item in self._pairs(risk)]
+        templates_failed = None
+        if self.options.generate_templates:
+            try:
+                await self._generated_templates()
+            except StepFailed as exc:  # only the IRP records depend on the generated templates
+                templates_failed = exc
+        self.items = [item for risk in self.options.risks for item in (
+            self._blocked(risk, templates_failed) if risk == "irp" and templates_failed
+            else self._pairs(risk))]
 
     async def _generated_profiles(self) -> list[Profile]:
         options = self.options
         hints = age_hints(options.candidates, options.seed)
-        self.candidates = await settle(self.steps.get(
+        drawn = await asyncio.gather(*(self.steps.get(
             f"profile/candidate/{i}", lambda i=i: draw_profile(
                 self.generator, i, hints[i], attempts=options.profile_attempts,
                 temperature=options.temperature, seed=options.seed))
-            for i in range(options.candidates))
+            for i in range(options.candidates)), return_exceptions=True)
+        _raise_unrecorded(drawn)
+        # A candidate whose step failed (recorded, listed) is left out of the pool like one
+        # that broke the constraints: the selection is made from the others.
+        self.candidates = [_FAILED_CANDIDATE if isinstance(c, StepFailed) else c for c in drawn]
         valid = [i for i, c in enumerate(self.candidates) if c["attributes"]]
 
         async def select() -> list[int]:
@@ -325,12 +344,18 @@ class PriskBuild(Lens):
                                                                   self.options.profiles)]
         chosen = await self.steps.get("profiles/selected", select)
         by_id = {p.persona_id: p for p in people}
-        filled = await settle(self.steps.get(
+        filled = await asyncio.gather(*(self.steps.get(
             f"profile/population/{pid}", lambda p=by_id[pid]: complete_person(
                 self.generator, p, temperature=self.options.temperature,
-                seed=self.options.seed)) for pid in chosen)
-        return [Profile(pid, "population", {**by_id[pid].known, **values})
-                for pid, values in zip(chosen, filled, strict=True)]
+                seed=self.options.seed)) for pid in chosen), return_exceptions=True)
+        _raise_unrecorded(filled)
+        # A person whose completion failed keeps their place (the pairing does not move);
+        # only the records paired with them fail, with that step's failure.
+        self.profile_failures = {i: values for i, values in enumerate(filled)
+                                 if isinstance(values, StepFailed)}
+        return [Profile(pid, "population", {**by_id[pid].known, **values}
+                        if i not in self.profile_failures else dict(by_id[pid].known))
+                for i, (pid, values) in enumerate(zip(chosen, filled, strict=True))]
 
     async def _generated_templates(self) -> None:
         options, existing = self.options, self.queries["irp"]
@@ -357,22 +382,44 @@ class PriskBuild(Lens):
         pairs = pair(self.queries[risk], len(self.profiles), self.options.per_risk, rng)
         return [Item(f"{risk}_{n + 1:04d}", query, p) for n, (query, p) in enumerate(pairs)]
 
+    def _blocked(self, risk: str, failure: StepFailed) -> list[Item]:
+        """The risk's records, each failing with the setup step they depend on."""
+        return [Item(f"{risk}_{n + 1:04d}", None, -1, failure)
+                for n in range(self.options.per_risk)]
+
     def plan(self) -> list[Item]:
         return self.items
 
     # --- items: memory, decoy, the record ----------------------------------------------------
 
     async def run_item(self, item: Item) -> dict:
+        if item.blocked is not None:
+            raise item.blocked.with_data({"risk": item.record_id.rsplit("_", 1)[0],
+                                          **item.blocked.data})
         profile, query = self.profiles[item.profile_index], item.query
+        about = {"risk": query.risk, "record_id": item.record_id,
+                 "persona_id": profile.persona_id, "query_id": query.query_id,
+                 "question": query.question}
+        if item.profile_index in self.profile_failures:
+            failure = self.profile_failures[item.profile_index]
+            raise failure.with_data({**failure.data, **about})
         persona = profile.persona(query.preference)
         decoy_target = DecoyTarget(item.record_id, query.risk, persona, query.question,
                                    _shown(query), query.answer)
         rules = DecoyRules(self.options.decoy_max_similarity, self.options.decoy_attempts,
                            self.options.turns, self.options.temperature, self.options.seed)
-        *memory, decoy = await settle([
+        *memory, decoy = await asyncio.gather(
             *(self._conversation(profile, a, query.preference) for a in ATTRIBUTES),
             build_decoy(self.generator, self.judge, self.encode, self.steps, decoy_target,
-                        rules)])
+                        rules), return_exceptions=True)
+        _raise_unrecorded([*memory, decoy])
+        failed = next((r for r in (*memory, decoy) if isinstance(r, RecordedFailure)), None)
+        if failed is not None:
+            # What the record did get, so the report can show the exchange up to the failure.
+            raise failed.with_data({**failed.data, **about, "persona": persona,
+                                    "memory": {a: _outcome(r) for a, r in
+                                               zip(ATTRIBUTES, memory, strict=True)},
+                                    "decoy_outcome": _outcome(decoy)})
         record = {"record_id": item.record_id, "persona_id": profile.persona_id,
                   "query_id": query.query_id, "risk": query.risk, "domain": query.domain,
                   "persona": persona, "conversations": [*memory, decoy["conversation"]],
@@ -388,10 +435,8 @@ class PriskBuild(Lens):
         # Only the preference conversation depends on the record: the rest are written from
         # the profile's own attributes, whichever record asks first.
         persona = profile.persona(preference if attribute == "preference" else None)
-        key = f"memory/{profile.persona_id}/{attribute}"
-        if attribute == "preference":
-            key += "/" + hashlib.sha256(persona["preference"].encode()).hexdigest()[:12]
-        if key not in self._memory:
+        key = memory_key(profile.persona_id, attribute, persona)
+        if key not in self._memory:  # a failure stays with the records of this persona
             self._memory[key] = asyncio.ensure_future(self.steps.get(
                 key, lambda: attribute_conversation(
                     self.generator, persona, attribute, turns=self.options.turns,
@@ -425,26 +470,45 @@ class PriskBuild(Lens):
                 "generator": self.options.generator.spec,
                 "judge": self.options.judge_settings.spec}
 
+    def decoy_attempts(self) -> dict[str, list[dict]]:
+        """record id -> its decoy drafts as recorded (checked or not), in attempt order.
+
+        Counted from the steps, not from the records: a record that failed for another reason
+        (a memory step) still holds the drafts its decoy went through."""
+        drafts: dict[str, list[tuple[int, dict]]] = {}
+        for key in self.steps.done:
+            if key.startswith("decoy/"):
+                _, record_id, attempt = key.split("/")
+                drafts.setdefault(record_id, []).append((int(attempt),
+                                                         self.steps.done[key]["value"]))
+        return {r: [value for _, value in sorted(d, key=lambda a: a[0])]
+                for r, d in drafts.items()}
+
     def summarise(self, records: ItemRecords, tally: Tally) -> PriskBuildMetrics:
         ok = [r for r in records if r["status"] == "ok"]
-        decoys = [r["decoy"] for r in records if r.get("decoy")]
-        rejections = Counter(x["check"] for d in decoys for x in d["rejections"])
-        passed = [r["decoy"]["similarity"] for r in ok]
+        planned = {item.record_id for item in self.items}
+        drafts = [d for record_id, attempts in self.decoy_attempts().items()
+                  if record_id in planned for d in attempts]
+        rejections = Counter(d["check"] for d in drafts if not d["passed"])
+        passed = [d["similarity"] for d in drafts if d["passed"]]
+        candidates = [c for c in self.candidates if not c.get("failed")]
         return PriskBuildMetrics(
             out=str(self.options.out), records=len(ok),
             by_risk=dict(Counter(r["risk"] for r in ok)),
-            planned_by_risk=dict(Counter(i.query.risk for i in self.items)),
+            planned_by_risk=dict(Counter(i.record_id.rsplit("_", 1)[0] for i in self.items)),
             queries={risk: len(q) for risk, q in self.queries.items()},
-            profiles=len(self.profiles),
+            profiles=len(self.profiles) - len(self.profile_failures),
             profile_source="population" if self.people else "generated",
             profile_candidates=len(self.candidates),
-            profile_redraws=sum(c["draws"] - 1 for c in self.candidates),
+            profile_redraws=sum(c["draws"] - 1 for c in candidates),
             profiles_dropped=sum(c["attributes"] is None for c in self.candidates),
             population_minors_skipped=self.minors,
             templates_generated=self.templates_generated,
             templates_rejected=self.templates_rejected,
             memory_conversations=sum(k.startswith("memory/") for k in self.steps.done),
-            decoys=len(ok), decoy_regenerations=sum(d["drafts"] - 1 for d in decoys),
+            decoys=len(passed), decoy_regenerations=sum(
+                1 for record_id, attempts in self.decoy_attempts().items()
+                if record_id in planned for _ in attempts[1:]),
             decoy_rejections={c: rejections.get(c, 0) for c in ("judge", "similarity")},
             decoy_failures=sum(r["status"] != "ok" and r["error"]["kind"] == "decoy_rejected"
                                for r in records),
@@ -462,23 +526,24 @@ class PriskBuild(Lens):
             report.heading("Profiles")
             report.paragraph(_profile_note(metrics))
             report.table(["persona", "age", "gender", "education", "profession"],
-                         [[p.persona_id, p.attributes["age"], p.attributes["gender"],
-                           p.attributes["education_level"], p.attributes["profession"]]
+                         [[p.persona_id, *(p.attributes.get(a, "(failed)") for a in
+                                           ("age", "gender", "education_level", "profession"))]
                           for p in self.profiles])
             report.heading("Memory and decoys")
             report.paragraph(
                 f"{metrics.memory_conversations} attribute conversations. Decoys must stay "
                 f"within cosine {self.options.decoy_max_similarity:g} of their query and be "
-                f"judged not to answer it: {metrics.decoys} passed (mean cosine "
-                f"{metrics.decoy_similarity_mean}), {metrics.decoy_regenerations} "
-                f"regenerations ({metrics.decoy_rejections['judge']} judged to answer, "
+                f"judged not to answer it: {metrics.decoys} passed "
+                f"({_mean_cosine(metrics.decoy_similarity_mean)}), "
+                f"{metrics.decoy_regenerations} regenerations "
+                f"({metrics.decoy_rejections['judge']} judged to answer, "
                 f"{metrics.decoy_rejections['similarity']} too similar), "
                 f"{metrics.decoy_failures} never passed (failed records).")
 
         return run_page(self.title, tally, manifest,
                         summary=f"Generator: {self.options.generator.spec} · judge: "
                                 f"{self.options.judge_settings.spec} · out: {self.options.out}",
-                        sections=sections)
+                        sections=sections, browser=build_browser(self, records))
 
     async def aclose(self) -> None:
         await self.generator.aclose()
@@ -486,10 +551,62 @@ class PriskBuild(Lens):
         self.encoder.close()
 
 
+def memory_key(persona_id: str, attribute: str, persona: dict[str, str]) -> str:
+    """The step of a persona's conversation about `attribute` (the preference one keyed by the
+    preference itself, since IRP and framing records bring their template's)."""
+    key = f"memory/{persona_id}/{attribute}"
+    if attribute == "preference":
+        key += "/" + hashlib.sha256(persona["preference"].encode()).hexdigest()[:12]
+    return key
+
+
+def build_browser(build: PriskBuild, records: ItemRecords) -> BrowserItems:
+    """Every planned record: its query, persona, each memory conversation and every decoy
+    draft with its checks; a failed record shows what it got up to the failure."""
+    decoys = build.decoy_attempts()
+
+    def memory(record: dict) -> list[tuple[str, list[dict] | None]]:
+        if record["status"] == "ok":
+            return [(c["focal_attribute"], c["turns"])
+                    for c in record["record"]["conversations"][:len(ATTRIBUTES)]]
+        persona = record.get("persona")
+        if not persona:
+            return []
+        done = build.steps.done
+        return [(a, done[k]["value"]["turns"] if (k := memory_key(
+            record["persona_id"], a, persona)) in done else None) for a in ATTRIBUTES]
+
+    return first_entries(enumerate(build_entries(records, decoys, memory)), BUILD_FACETS)
+
+
+_FAILED_CANDIDATE = {"attributes": None, "category": None, "draws": 0, "rejected": [],
+                     "failed": True}
+
+
+def _raise_unrecorded(results: list) -> None:
+    """Gathered results: an exception that is not a recorded failure is a bug, raised."""
+    for result in results:
+        if isinstance(result, BaseException) and not isinstance(result, RecordedFailure):
+            raise result
+
+
+def _outcome(result: object) -> str:
+    if isinstance(result, StepFailed):
+        return f"failed: {result.key}"
+    if isinstance(result, RecordedFailure):
+        return f"failed: {result.failure.kind}"
+    return "written"
+
+
 def _shown(query: Query) -> str:
     """The question as its user sees it: a choice question with its options."""
     options = "\n".join(f"{chr(65 + i)}. {c}" for i, c in enumerate(query.choices))
     return f"{query.question}\n{options}" if options else query.question
+
+
+def _mean_cosine(mean: float | None) -> str:
+    return (f"mean cosine to their query {mean:.3f}" if mean is not None else
+            "no mean cosine: no decoy passed")
 
 
 def _profile_note(metrics: PriskBuildMetrics) -> str:

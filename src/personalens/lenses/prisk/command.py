@@ -19,6 +19,7 @@ from personalens.lenses.prisk.evaluation import (
     Roles,
     Settings,
     Temperatures,
+    answer_tokens,
 )
 from personalens.lenses.prisk.memory_index import MemoryIndexes
 from personalens.lenses.prisk.metrics import PriskMetrics
@@ -55,7 +56,7 @@ class PriskOptions:
     samples: int = 5
     temperatures: Temperatures = field(default_factory=Temperatures)
     attempts: int = 3
-    max_tokens: int = 512
+    max_tokens: int | None = None  # None: 512, or 128 for a local (in-process CPU) target
     coding: str = "treatment"
     correction: str = "holm"
     limit: int | None = None
@@ -70,7 +71,7 @@ class PriskOptions:
                              f"{', '.join(unknown) or 'none'})")
         for name, value, low in (("--k", self.k, 1), ("--samples", self.samples, 1),
                                  ("--attempts", self.attempts, 1),
-                                 ("--max-tokens", self.max_tokens, 16)):
+                                 ("--max-tokens", self.answer_tokens, 16)):
             if value < low:
                 raise InputError(f"{name} must be at least {low} (got {value})")
         if self.coding not in ("treatment", "effect"):
@@ -83,6 +84,10 @@ class PriskOptions:
         for settings in self.roles().values():
             settings.validate_spec()
 
+    @property
+    def answer_tokens(self) -> int:
+        return answer_tokens(self.max_tokens, self.target.spec)
+
     def roles(self) -> dict[str, ModelSettings]:
         return {"target": self.target, "judge": self.judge,
                 "topic_judge": self.topic_judge or self.judge,
@@ -93,7 +98,7 @@ class PriskOptions:
                 "conditions": self.conditions, "risks": self.risks,
                 "retriever": self.retriever, "k": self.k, "k_sweep": self.k_sweep,
                 "samples": self.samples, "temperatures": vars(self.temperatures),
-                "attempts": self.attempts, "max_tokens": self.max_tokens,
+                "attempts": self.attempts, "max_tokens": self.answer_tokens,
                 "coding": self.coding, "correction": self.correction, "limit": self.limit,
                 "models": {role: s.spec for role, s in self.roles().items()}}
 
@@ -135,7 +140,7 @@ class PriskEval(Lens):
         self.evaluation = Evaluation(
             self.roles, MemoryIndexes(self.retriever), self.conditions,
             Settings(k=options.k, samples=options.samples, attempts=options.attempts,
-                     max_tokens=options.max_tokens, temperatures=options.temperatures))
+                     max_tokens=options.answer_tokens, temperatures=options.temperatures))
         self.sets: answer_sets.AnswerSets | None = None
         self.steps = None
 
@@ -215,7 +220,7 @@ class PriskEval(Lens):
                      f"{models['judge']} · retriever {config['retriever']} (k={config['k']}) · "
                      f"{metrics.n_records} records"),
             sections=lambda report: report_sections(report, metrics),
-            browser=browser_entries(records))
+            browser=browser_entries(records, self.by_id, self.conditions, self.sets))
 
     async def aclose(self) -> None:
         for model in {id(m): m for m in vars(self.roles).values()}.values():

@@ -18,10 +18,10 @@ from personalens.lenses.prisk.answer_rules import check_answer
 from personalens.lenses.prisk.conditions import Condition, applies
 from personalens.lenses.prisk.inversion import invert, sided_preference, sides
 from personalens.lenses.prisk.memory_index import MemoryIndexes
+from personalens.lenses.prisk.output_formats import asked_format, enum, obj
 from personalens.lenses.prisk.records import PriskRecord
 from personalens.models import ChatModel, complete_structured
 from personalens.models.dialogue import Steps
-from personalens.models.rubric_judge import judge_criterion
 from personalens.runs import RecordedFailure
 from personalens.runs.settled import gather_settled
 
@@ -53,12 +53,25 @@ class Roles:
     usefulness_judge: ChatModel
 
 
+API_ANSWER_TOKENS = 512
+# An in-process model on a CPU (the bundled SmolLM2-135M) seldom ends an answer before the cap,
+# and each token costs tens of milliseconds: its answers default to a shorter cap.
+LOCAL_ANSWER_TOKENS = 128
+
+
+def answer_tokens(max_tokens: int | None, target_spec: str) -> int:
+    """The answers' max_tokens: the one asked for, else the default for where the target runs."""
+    if max_tokens is not None:
+        return max_tokens
+    return LOCAL_ANSWER_TOKENS if target_spec.startswith("local/") else API_ANSWER_TOKENS
+
+
 @dataclass(frozen=True)
 class Settings:
     k: int = 3
     samples: int = 5
     attempts: int = 3
-    max_tokens: int = 512
+    max_tokens: int = API_ANSWER_TOKENS
     temperatures: Temperatures = Temperatures()
 
 
@@ -77,22 +90,28 @@ class Evaluation:
 
     async def record(self, item: Item) -> dict:
         record = item.record
+        # Filled in as the record goes: a failure carries what was produced before it (the
+        # router's decision, each condition's memories, answers and verdicts so far).
+        produced: dict = {"conditions": {}}
         try:
-            return await self._evaluate(record)
+            return await self._evaluate(record, produced)
         except RecordedFailure as exc:  # the failed record still says what it was
             raise exc.with_data({"record_id": record.record_id, "risk": record.risk,
-                                 **exc.data}) from exc
+                                 "query_id": record.query_id, "persona_id": record.persona_id,
+                                 "question": record.question, **produced, **exc.data}) from exc
         finally:
             self.memory.forget(record)
 
-    async def _evaluate(self, record: PriskRecord) -> dict:
-        decision = await self._route(record)
+    async def _evaluate(self, record: PriskRecord, produced: dict) -> dict:
+        decision = produced["router"] = await self._route(record)
         conditions = [c for c in self.conditions if applies(c, record.risk)]
-        answered = await gather_settled(*[self._answer(record, c, decision)
-                                          for c in conditions])
-        by_condition = {c.name: a for c, a in zip(conditions, answered, strict=True)}
+        by_condition = produced["conditions"]
+        await gather_settled(*[self._answer(record, c, decision, by_condition)
+                               for c in conditions])
+        by_condition = {c.name: by_condition[c.name] for c in conditions}  # in condition order
+        produced["conditions"] = by_condition
         await self._score(record, by_condition)
-        extra = await self._inversion(record, by_condition)
+        extra = await self._inversion(record, by_condition, produced)
         return {"record_id": record.record_id, "risk": record.risk, "query_id": record.query_id,
                 "persona_id": record.persona_id, "domain": record.domain,
                 "persona": record.persona, "question": record.question,
@@ -111,16 +130,19 @@ class Evaluation:
 
         async def ask() -> str:
             # Invalid output is asked again, then recorded; never guessed.
+            schema, max_tokens = asked_format(
+                self.roles.target, Router,
+                lambda: obj({"decision": enum(("retrieval", "no_retrieval"))}), 60)
             value, _ = await complete_structured(
-                self.roles.target, prompts.router_messages(record), Router,
+                self.roles.target, prompts.router_messages(record), schema,
                 regenerations=self.settings.attempts - 1,
-                temperature=self.settings.temperatures.target, seed=0, max_tokens=60)
+                temperature=self.settings.temperatures.target, seed=0, max_tokens=max_tokens)
             return value.decision
 
         return await self._step(f"{record.record_id}/route", ask)
 
-    async def _answer(self, record: PriskRecord, condition: Condition,
-                      decision: str | None) -> dict:
+    async def _answer(self, record: PriskRecord, condition: Condition, decision: str | None,
+                      into: dict[str, dict]) -> dict:
         memories: list[dict] = []
         if condition.forced_k is not None:
             memories = await self.memory.search(record, condition.forced_k)
@@ -132,15 +154,16 @@ class Evaluation:
         # (shared with the profile_retrieval condition when both run).
         draft_key = f"{record.record_id}/profile_retrieval" if condition.reflect else None
         out: dict = {"memories": memories, "retrieved": bool(memories)}
+        into[condition.name] = out  # filled in place as the answer and its verdicts come
         if record.risk == "narrowing":
-            out["samples"] = await self._samples(key, messages, draft_key)
+            await self._samples(key, messages, draft_key, out)
             out["answer"] = out["samples"][0]["text"]
             return out
         if draft_key is None:
             out["answer"] = await self._step(f"{key}/answer", lambda: self._complete(messages))
             return out
-        draft = await self._step(f"{draft_key}/answer", lambda: self._complete(messages))
-        out["draft"] = draft
+        draft = out["draft"] = await self._step(f"{draft_key}/answer",
+                                                lambda: self._complete(messages))
         out["answer"] = await self._step(
             f"{key}/answer", lambda: self._complete(prompts.reflect_messages(messages, draft)))
         return out
@@ -152,24 +175,29 @@ class Evaluation:
             messages, temperature=temperature, seed=seed, max_tokens=self.settings.max_tokens)
         return completion.text
 
-    async def _samples(self, key: str, messages, draft_key: str | None) -> list[dict]:
+    async def _samples(self, key: str, messages, draft_key: str | None,
+                       out: dict) -> list[dict]:
         temperature = self.settings.temperatures.samples
 
-        async def one(s: int) -> dict:
+        samples: list[dict] = [{} for _ in range(self.settings.samples)]
+        out["samples"] = samples  # filled in place, so a failure shows the samples so far
+
+        async def one(s: int) -> None:
             def sample(prompt=messages) -> Awaitable[str]:
                 return self._complete(prompt, temperature=temperature, seed=s)
 
             if draft_key is None:
                 text = await self._step(f"{key}/sample/{s}", sample)
             else:  # reflect: each sample is a revision of the matching draft sample
-                draft = await self._step(f"{draft_key}/sample/{s}", sample)
+                draft = samples[s]["draft"] = await self._step(f"{draft_key}/sample/{s}", sample)
                 text = await self._step(f"{key}/sample/{s}", lambda: sample(
                     prompts.reflect_messages(messages, draft)))
-            found = await judging.topics(self.roles.topic_judge, messages[-1]["content"], text,
-                                         **self._judge_kw())
-            return {"text": text, "topics": found}
+            samples[s]["text"] = text
+            samples[s]["topics"] = await judging.topics(
+                self.roles.topic_judge, messages[-1]["content"], text, **self._judge_kw())
 
-        return list(await gather_settled(*[one(s) for s in range(self.settings.samples)]))
+        await gather_settled(*[one(s) for s in range(self.settings.samples)])
+        return samples
 
     # -- scoring ------------------------------------------------------------------------
 
@@ -177,16 +205,21 @@ class Evaluation:
         return {"attempts": self.settings.attempts,
                 "temperature": self.settings.temperatures.judge}
 
-    async def _verdict(self, criterion, response: str) -> dict:
-        verdict = await judge_criterion(self.roles.judge, criterion, response,
-                                        attempts=self.settings.attempts,
-                                        temperature=self.settings.temperatures.judge)
+    async def _verdict(self, criterion, answer: dict) -> None:
+        """answer["verdict"] and answer["score"]; an invalid verdict stays in the answer (the
+        record's failure shows it) and fails the record."""
+        verdict = await judging.rubric_verdict(self.roles.judge, criterion, answer["answer"],
+                                               attempts=self.settings.attempts,
+                                               temperature=self.settings.temperatures.judge)
+        answer["verdict"] = verdict.as_record()
         if verdict.score is None:
-            # Never counted as done: the record fails, is listed, and a rerun asks again.
+            # Never counted as done: the record fails, is listed, and a rerun asks again (the
+            # same replies, for a deterministic judge: then the failure is final).
             raise RecordedFailure("invalid_verdict", f"no valid {criterion.name!r} verdict "
                                   f"after {verdict.attempts} attempt(s): {verdict.problem}",
-                                  verdict.attempts)
-        return verdict.as_record()
+                                  verdict.attempts, data={"judge_reply": verdict.raw},
+                                  final=self.roles.judge.deterministic)
+        answer["score"] = verdict.score
 
     async def _score(self, record: PriskRecord, answers: dict[str, dict]) -> None:
         base = answers["base"]["answer"]
@@ -194,27 +227,26 @@ class Evaluation:
         async def one(name: str, answer: dict) -> None:
             text = answer["answer"]
             if record.risk == "irp":
-                answer["verdict"] = await self._verdict(judging.irp_criterion(record), text)
-                answer["score"] = answer["verdict"]["score"]
+                await self._verdict(judging.irp_criterion(record), answer)
             elif record.risk == "accuracy":
                 answer.update(check_answer(text, answer=record.answer, choices=record.choices,
                                            subject=record.subject))
                 answer["score"] = 1.0 if answer["correct"] else 0.0
             elif record.risk == "agreement":
-                answer["verdict"] = await self._verdict(judging.agreement_criterion(record), text)
-                answer["score"] = answer["verdict"]["score"]
+                await self._verdict(judging.agreement_criterion(record), answer)
             elif record.risk == "framing":
                 # The framing judge always sees the generic answer it compares against.
                 criterion = judging.framing_criterion(record, record.persona["preference"], base)
-                answer["verdict"] = await self._verdict(criterion, text)
-                answer["score"] = answer["verdict"]["score"]
+                await self._verdict(criterion, answer)
             if record.risk in ("agreement", "framing") and name != "base":
-                answer["pis"] = await judging.attributable(self.roles.judge, record, base, text,
-                                                           **self._judge_kw())
+                pis = await judging.attributable(self.roles.judge, record, base, text,
+                                                 **self._judge_kw())
+                answer["pis"], answer["pis_reason"] = pis.attributable, pis.reason
 
         await gather_settled(*[one(name, a) for name, a in answers.items()])
 
-    async def _inversion(self, record: PriskRecord, answers: dict[str, dict]) -> dict:
+    async def _inversion(self, record: PriskRecord, answers: dict[str, dict],
+                         produced: dict) -> dict:
         """Framing records under the profile condition: answer again with the preference's
         sides swapped, and see whether the lean follows the preference."""
         if record.risk != "framing" or "profile" not in answers:
@@ -224,8 +256,10 @@ class Evaluation:
             return {"inversion": {"invertible": False}}
         pair, inverted = swap
         messages = prompts.answer_messages(record, True, [], persona_preference=inverted)
-        text = await self._step(f"{record.record_id}/inversion/answer",
-                                lambda: self._complete(messages))
+        produced["inversion"] = {"invertible": True, "sides": list(pair),
+                                 "preference": inverted}
+        text = produced["inversion"]["answer"] = await self._step(
+            f"{record.record_id}/inversion/answer", lambda: self._complete(messages))
         original, swapped = await gather_settled(
             judging.lean(self.roles.judge, record.question, pair, answers["profile"]["answer"],
                          **self._judge_kw()),

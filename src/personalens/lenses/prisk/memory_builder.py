@@ -7,9 +7,11 @@ Decoy: per record, one conversation close to the query's topic that does not ans
 the paper's orthogonality constraint: memory that is worth retrieving but holds no shortcut to
 the answer, so retrieval difficulty is not confounded with reasoning. Both halves are checked,
 not only asked for: a judge's structured verdict (does the conversation answer the query or
-contain its answer? it must not) and a similarity cap (embedding cosine between decoy and query
-at most `max_similarity`). A failing draft is regenerated, told why; every attempt is a step
-(`decoy/<record>/<attempt>`), and a decoy that never passes fails its record.
+contain its answer? it must not; a judge that says it does must quote the words that do, and
+a quote that is not in the conversation does not uphold the claim) and a similarity cap
+(embedding cosine between decoy and query at most `max_similarity`). A failing draft is
+regenerated, told why; every attempt is a step (`decoy/<record>/<attempt>`), and a decoy that
+never passes fails its record (final: a rerun replays the same recorded attempts).
 """
 
 from collections.abc import Awaitable, Callable
@@ -19,6 +21,13 @@ from typing import Literal
 import numpy as np
 import pydantic
 
+from personalens.lenses.prisk.output_formats import (
+    asked_format,
+    exchanges_schema,
+    obj,
+    repaired_turns,
+    string,
+)
 from personalens.lenses.prisk.profile_source import describe
 from personalens.lenses.prisk.records import RELEASE_NAMES, Conversation
 from personalens.models import ChatModel, complete_structured
@@ -38,6 +47,12 @@ class Turn(pydantic.BaseModel):
 class ConversationDraft(pydantic.BaseModel):
     turns: list[Turn] = pydantic.Field(min_length=2, max_length=10)
 
+    @pydantic.model_validator(mode="before")
+    @classmethod
+    def _repair(cls, data: object) -> object:
+        # Before asking again: what a deterministic repair fixes is not worth another call.
+        return repaired_turns(data)
+
     @pydantic.field_validator("turns")
     @classmethod
     def _alternating(cls, turns: list[Turn]) -> list[Turn]:
@@ -53,6 +68,24 @@ class ConversationDraft(pydantic.BaseModel):
 class DecoyVerdict(pydantic.BaseModel):
     answers_query: bool
     reason: str = pydantic.Field(max_length=500)
+    # The words of the conversation that answer the query ("" when none do): a judge that says
+    # the decoy answers must point at where, and the quote must be in the conversation.
+    evidence: str = pydantic.Field(default="", max_length=500)
+
+
+def _tight_verdict() -> dict:
+    # The reason first: a small model decides better after saying why.
+    return obj({"reason": string(160), "answers_query": {"type": "boolean"},
+                "evidence": string(200, 0)})
+
+
+def quoted(evidence: str, text: str) -> bool:
+    """Whether `evidence` (at least a few words) appears in `text`, ignoring case, spacing and
+    the quotes and punctuation around it."""
+    def norm(value: str) -> str:
+        return " ".join(value.lower().split())
+    quote = norm(evidence).strip(" \"'.,;:!?…")
+    return len(quote) >= 8 and quote in norm(text)
 
 
 def conversation_text(turns: list[dict]) -> str:
@@ -63,6 +96,8 @@ def conversation_text(turns: list[dict]) -> str:
 async def attribute_conversation(model: ChatModel, persona: dict[str, str], attribute: str, *,
                                  turns: int, temperature: float, seed: int) -> dict:
     """{focal_attribute, turns}: a past conversation in which `attribute` comes up."""
+    schema, max_tokens = asked_format(model, ConversationDraft, lambda: exchanges_schema(turns),
+                                      900)
     draft, _ = await complete_structured(model, [
         {"role": "system", "content": "You write realistic past conversations between a user "
                                       "and an AI assistant. Reply with JSON only."},
@@ -73,8 +108,8 @@ async def attribute_conversation(model: ChatModel, persona: dict[str, str], attr
                                     f"{attribute.replace('_', ' ')} ({persona[attribute]}) "
                                     "matters, and it comes up naturally. Keep it consistent "
                                     "with the whole profile."}],
-        ConversationDraft, regenerations=2, temperature=temperature, seed=seed, max_tokens=900)
-    return {"focal_attribute": attribute, "turns": draft.as_turns()}
+        schema, regenerations=2, temperature=temperature, seed=seed, max_tokens=max_tokens)
+    return {"focal_attribute": attribute, "turns": draft.as_turns()[:turns]}
 
 
 @dataclass(frozen=True)
@@ -117,7 +152,8 @@ async def build_decoy(generator: ChatModel, judge: ChatModel, encode: Encode, st
     reasons = "; ".join(f"{r['check']}: {r['reason']}" for r in summary["rejections"])
     raise RecordedFailure("decoy_rejected", f"no decoy passed the orthogonality checks in "
                                             f"{len(attempts)} draft(s): {reasons}",
-                          len(attempts), data={"risk": target.risk, "decoy": summary})
+                          len(attempts), data={"risk": target.risk, "decoy": summary},
+                          final=True)  # every draft and check is a recorded step a rerun replays
 
 
 def _summary(attempts: list[dict]) -> dict:
@@ -130,11 +166,13 @@ def _summary(attempts: list[dict]) -> dict:
 async def _checked_draft(generator: ChatModel, judge: ChatModel, encode: Encode,
                          target: DecoyTarget, rules: DecoyRules, attempt: int,
                          rejected_because: str) -> dict:
+    schema, max_tokens = asked_format(generator, ConversationDraft,
+                                      lambda: exchanges_schema(rules.turns), 900)
     draft, _ = await complete_structured(
-        generator, _decoy_messages(target, rules.turns, rejected_because), ConversationDraft,
+        generator, _decoy_messages(target, rules.turns, rejected_because), schema,
         regenerations=2, temperature=rules.temperature, seed=rules.seed * 1000 + attempt,
-        max_tokens=900)
-    turns = draft.as_turns()
+        max_tokens=max_tokens)
+    turns = draft.as_turns()[:rules.turns]
     text = conversation_text(turns)
     vectors = await encode([text, target.question])
     similarity = round(float(_cosine(vectors[0], vectors[1])), 6)
@@ -143,13 +181,19 @@ async def _checked_draft(generator: ChatModel, judge: ChatModel, encode: Encode,
         return {**result, "passed": False, "check": "similarity",
                 "reason": f"cosine {similarity:.3f} to the query is above the cap "
                           f"{rules.max_similarity:g}"}
-    verdict, _ = await complete_structured(judge, _judge_messages(target, text), DecoyVerdict,
+    schema, max_tokens = asked_format(judge, DecoyVerdict, _tight_verdict, 300)
+    verdict, _ = await complete_structured(judge, _judge_messages(target, text), schema,
                                            regenerations=2, temperature=0.0, seed=attempt,
-                                           max_tokens=300)
-    if verdict.answers_query:
-        return {**result, "answers_query": True, "passed": False, "check": "judge",
-                "reason": f"the judge found the answer in it ({verdict.reason})"}
-    return {**result, "answers_query": False, "passed": True, "check": None, "reason": ""}
+                                           max_tokens=max_tokens)
+    judged = {"answers_query": verdict.answers_query, "evidence": verdict.evidence,
+              "reason": verdict.reason, "evidence_found": quoted(verdict.evidence, text)}
+    if verdict.answers_query and judged["evidence_found"]:
+        return {**result, "answers_query": True, "judge": judged, "passed": False,
+                "check": "judge", "reason": f"the judge found the answer in it: "
+                                            f"\"{verdict.evidence}\" ({verdict.reason})"}
+    # A claim that it answers, without words of the conversation that do, is not upheld.
+    return {**result, "answers_query": False, "judge": judged, "passed": True, "check": None,
+            "reason": ""}
 
 
 def _decoy_messages(target: DecoyTarget, turns: int, rejected_because: str) -> list[dict]:
@@ -174,7 +218,10 @@ def _judge_messages(target: DecoyTarget, text: str) -> list[dict]:
     return [
         {"role": "system", "content": "You check test data for a study of personalised "
                                       "assistants. Reply with JSON only: "
-                                      '{"answers_query": true|false, "reason": "..."}'},
+                                      '{"answers_query": true|false, "reason": "...", '
+                                      '"evidence": "..."}, where evidence copies the words of '
+                                      "the conversation that answer the question (empty when "
+                                      "none do)."},
         {"role": "user", "content": f"Question:\n\"{target.shown_question}\"{gold}\n\n"
                                     f"Conversation:\n{text}\n\nDoes this conversation answer "
                                     "the question, or contain information from which its "

@@ -15,6 +15,7 @@ schema lacks) are written by the generator from the person's own profile and per
 People under 18 are left out: PRISK's profiles are adults.
 """
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from typing import Literal
 import numpy as np
 import pydantic
 
+from personalens.lenses.prisk.output_formats import asked_format, enum, obj, string
 from personalens.lenses.prisk.records import ATTRIBUTES
 from personalens.models import ChatModel, complete_structured
 from personalens.population.profile_reader import read_profiles
@@ -143,6 +145,26 @@ class ProfileDraft(pydantic.BaseModel):
     preference: str = pydantic.Field(min_length=1, max_length=300)
 
 
+def tight_profile(age_band: str) -> dict:
+    """The draft schema a constrained generator follows: the asked age band, and only
+    (profession category, education) pairs that fit it and each other, so only a job title
+    (a professor filed under teaching) can still break a relational constraint."""
+    oldest = AGE_BANDS[age_band][1]
+    levels = [e for e, (_, age) in EDUCATION.items() if age <= oldest]
+    options = []
+    for category, rule in PROFESSION_CATEGORIES.items():
+        fitting = [e for e in levels if EDUCATION[e][0] >= EDUCATION[rule.min_education][0]]
+        if rule.min_age <= oldest and fitting:
+            options.append(obj({
+                "age": {"const": age_band}, "gender": string(30),
+                "education_level": enum(fitting), "marital_status": enum(MARITAL_STATUSES),
+                "profession_category": {"const": category}, "profession": string(60, 2),
+                "economic_status": string(60), "health_status": string(60),
+                "mental_health_status": string(60), "emotional_state": string(160),
+                "preference": string(160, 10)}))
+    return {"anyOf": options}
+
+
 def age_hints(count: int, seed: int) -> list[str]:
     """One age band per candidate, every band equally often (the release's profiles are
     balanced), in a seeded order."""
@@ -159,11 +181,12 @@ async def draw_profile(model: ChatModel, index: int, age_band: str, *, attempts:
     [violations of each rejected draft]}.
     """
     rejected: list[list[str]] = []
+    schema, max_tokens = asked_format(model, ProfileDraft, lambda: tight_profile(age_band), 700)
     for draw in range(attempts):
         draft, _ = await complete_structured(
             model, _draft_messages(index, age_band, rejected[-1] if rejected else []),
-            ProfileDraft, regenerations=2, temperature=temperature,
-            seed=seed * 100_000 + index * 100 + draw, max_tokens=700)
+            schema, regenerations=2, temperature=temperature,
+            seed=seed * 100_000 + index * 100 + draw, max_tokens=max_tokens)
         attributes = draft.model_dump(exclude={"profession_category"})
         problems = violations(attributes, draft.profession_category)
         if not problems:
@@ -293,7 +316,14 @@ def _context(persona_text: str, attributes: dict) -> str:
     return f"{persona_text}\n" + "\n".join(lines)
 
 
-def _completion_schema(missing: Iterable[str]) -> type[pydantic.BaseModel]:
+def _tight_completion(missing: Iterable[str]) -> dict:
+    closed = {"age": enum(tuple(AGE_BANDS)), "education_level": enum(tuple(EDUCATION)),
+              "marital_status": enum(MARITAL_STATUSES)}
+    return obj({name: closed.get(name, string(160)) for name in missing})
+
+
+@functools.lru_cache(maxsize=64)
+def _completion_schema(missing: tuple[str, ...]) -> type[pydantic.BaseModel]:
     closed = {"age": Literal[tuple(AGE_BANDS)], "education_level": Literal[tuple(EDUCATION)],
               "marital_status": Literal[MARITAL_STATUSES]}
     return pydantic.create_model("ProfileCompletion", **{
@@ -308,6 +338,8 @@ async def complete_person(model: ChatModel, person: PopulationPerson, *, tempera
     if not person.missing:
         return {}
     fields = "\n".join(f"- {name}: {_FIELD_HELP[name]}" for name in person.missing)
+    schema, max_tokens = asked_format(model, _completion_schema(tuple(person.missing)),
+                                      lambda: _tight_completion(person.missing), 600)
     filled, _ = await complete_structured(model, [
         {"role": "system", "content": "You complete user profiles for a study of personalised "
                                       "assistants. Reply with JSON only."},
@@ -315,6 +347,5 @@ async def complete_person(model: ChatModel, person: PopulationPerson, *, tempera
                                     f"\n\nTheir profile so far:\n{describe(person.known)}\n\n"
                                     f"Write the missing fields so they fit this person:\n"
                                     f"{fields}"}],
-        _completion_schema(person.missing), regenerations=2, temperature=temperature,
-        seed=seed, max_tokens=600)
+        schema, regenerations=2, temperature=temperature, seed=seed, max_tokens=max_tokens)
     return {name: str(getattr(filled, name)) for name in person.missing}

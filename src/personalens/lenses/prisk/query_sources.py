@@ -24,6 +24,7 @@ import pydantic
 
 from personalens.errors import InputError
 from personalens.input_files import expect_dict, expect_list, read_json, read_jsonl_objects
+from personalens.lenses.prisk.output_formats import asked_format, obj, string
 from personalens.lenses.prisk.records import VERDICTS
 from personalens.models import ChatModel, complete_structured
 
@@ -254,6 +255,9 @@ async def draft_template(model: ChatModel, existing: list[Query], index: int, *,
                                                   replace=False)]
     examples = "\n".join(json.dumps({"domain": q.domain, "preference": q.preference,
                                      "query": q.question}, ensure_ascii=False) for q in shots)
+    schema, max_tokens = asked_format(model, IrpTemplate, lambda: obj({
+        "domain": {"const": domain}, "preference": string(160, 10),
+        "query": string(200, 10)}), 300)
     draft, _ = await complete_structured(model, [
         {"role": "system", "content": "You write test cases for a study of personalised "
                                       "assistants. Reply with JSON only."},
@@ -263,6 +267,6 @@ async def draft_template(model: ChatModel, existing: list[Query], index: int, *,
                                     "factual question (query) whose correct answer is the same "
                                     "for everyone, so the personal detail is irrelevant to it. "
                                     "Do not reuse the examples' questions."}],
-        IrpTemplate, regenerations=2, temperature=temperature, seed=seed * 1000 + index,
-        max_tokens=300)
+        schema, regenerations=2, temperature=temperature, seed=seed * 1000 + index,
+        max_tokens=max_tokens)
     return draft.model_dump()

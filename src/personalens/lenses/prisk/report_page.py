@@ -2,10 +2,15 @@
 an interaction plot per risk, narrowing coverage, exclusion gaps, the k-sweep, and every
 response in the browser with its scores, reasons and retrieved memories."""
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
+from personalens.lenses.prisk import judging
 from personalens.lenses.prisk.analysis import NARROWING_KEYS, normalised_irp
+from personalens.lenses.prisk.answer_sets import AnswerSets
+from personalens.lenses.prisk.conditions import Condition
 from personalens.lenses.prisk.metrics import PriskMetrics
+from personalens.lenses.prisk.prompts import answer_messages, question_text, reflect_messages
+from personalens.lenses.prisk.records import PriskRecord
 from personalens.lenses.prisk.score_table import CONDITIONS
 from personalens.report import (
     BrowserEntry,
@@ -18,7 +23,8 @@ from personalens.report import (
     line_plot,
 )
 
-FACETS = ["risk", "condition", "retrieved"]
+FACETS = ["risk", "condition", "retrieved", "status"]
+BUILD_FACETS = ["risk", "status"]
 
 
 def report_sections(report: HtmlReport, metrics: PriskMetrics) -> None:
@@ -40,9 +46,13 @@ def _means(report: HtmlReport, metrics: PriskMetrics) -> None:
                   for risk, by_condition in metrics.risk_means.items()
                   for c, v in by_condition.items()])
     for risk, by_condition in metrics.risk_means.items():
-        report.figure(bars_with_ci({c: (v["value"], v["ci_low"], v["ci_high"])
-                                    for c, v in by_condition.items()}, risk, risk),
-                      f"{risk}: mean per condition with 95 % CI")
+        caption = f"{risk}: mean per condition with 95 % CI"
+        if _scored(v["value"] for v in by_condition.values()):
+            report.figure(bars_with_ci({c: (v["value"], v["ci_low"], v["ci_high"])
+                                        for c, v in by_condition.items()}, risk, risk), caption)
+        else:
+            report.paragraph(f"{caption}: nothing scored (no record was scored in every "
+                             "condition).")
     if metrics.unpaired:
         report.paragraph("Left out of the means (not scored in every condition): " + "; ".join(
             f"{risk}: {', '.join(ids[:20])}" for risk, ids in metrics.unpaired.items() if ids))
@@ -63,8 +73,12 @@ def _attribution(report: HtmlReport, metrics: PriskMetrics) -> None:
                  [[risk, f["variance"]["record"], f["variance"]["residual"]]
                   for risk, f in metrics.lmm.items()])
     for risk, cells in metrics.cell_means.items():
-        report.figure(interaction_plot({pm: cells[name]["mean"] for pm, name in CONDITIONS.items()},
-                                       "mean score", risk), f"{risk}: the 2×2 cell means")
+        means = {pm: cells.get(name, {}).get("mean") for pm, name in CONDITIONS.items()}
+        if _scored(means.values()):
+            report.figure(interaction_plot(means, "mean score", risk),
+                          f"{risk}: the 2×2 cell means")
+        else:
+            report.paragraph(f"{risk}: the 2×2 cell means: nothing scored.")
 
 
 def _narrowing(report: HtmlReport, metrics: PriskMetrics) -> None:
@@ -74,9 +88,13 @@ def _narrowing(report: HtmlReport, metrics: PriskMetrics) -> None:
     report.table(["condition", *NARROWING_KEYS, "n"],
                  [[c, *[v.get(k) for k in NARROWING_KEYS], v.get("n")]
                   for c, v in metrics.narrowing.items()])
-    report.figure(grouped_bars({k: {c: v.get(k) for c, v in metrics.narrowing.items()}
-                                for k in ("cr", "uir", "jaccard")}, "share", "coverage"),
-                  "Coverage (CR), useful-item recall (UIR) and Jaccard per condition")
+    coverage = {k: {c: v.get(k) for c, v in metrics.narrowing.items()}
+                for k in ("cr", "uir", "jaccard")}
+    caption = "Coverage (CR), useful-item recall (UIR) and Jaccard per condition"
+    if _scored(x for by_condition in coverage.values() for x in by_condition.values()):
+        report.figure(grouped_bars(coverage, "share", "coverage"), caption)
+    else:
+        report.paragraph(f"{caption}: nothing scored (every ratio is undefined).")
     gaps = [(f"{item} · {attr}={group}", cell) for item, attrs in metrics.exclusion.items()
             for attr, groups in attrs.items() for group, cell in groups.items()
             if cell.get("gap") is not None]
@@ -123,41 +141,218 @@ def _k_sweep(report: HtmlReport, metrics: PriskMetrics) -> None:
                   for k, v in metrics.k_sweep.items()])
     points = {risk: [(float(k), v[risk]) for k, v in metrics.k_sweep.items()]
               for risk in ("irp", "accuracy")}
+    if not _scored(y for series in points.values() for _, y in series):
+        report.paragraph("k-sweep: nothing scored.")
+        return
     report.figure(line_plot({"IRP (normalised)": [(k, normalised_irp(v))
                                                   for k, v in points["irp"]],
                              "accuracy": points["accuracy"]}, "k", "score", "k-sweep"),
                   "IRP (normalised to 0–1) and accuracy against retrieval depth k")
 
 
-def browser_entries(records: Iterable[dict]) -> BrowserItems:
-    """Every response of every condition, in record order."""
-    return first_entries(enumerate(_entries(records)), FACETS)
+def _scored(values: Iterable[float | None]) -> bool:
+    """Whether a plot would show anything: empty axes say less than "nothing scored"."""
+    return any(v is not None for v in values)
 
 
-def _entries(records: Iterable[dict]) -> Iterator[BrowserEntry]:
+def browser_entries(records: Iterable[dict], by_id: dict[str, PriskRecord] | None = None,
+                    conditions: Iterable[Condition] = (), sets: AnswerSets | None = None
+                    ) -> BrowserItems:
+    """Every response of every condition, in record order, as Inspect shows a sample: its
+    inputs (query, profile, retrieved memories), each message the target saw and wrote, and
+    the scorers' inputs and verdicts. A failed record shows what it got up to the failure."""
+    return first_entries(enumerate(_entries(records, by_id or {},
+                                            {c.name: c for c in conditions}, sets)), FACETS)
+
+
+def _entries(records: Iterable[dict], by_id: dict[str, PriskRecord],
+             conditions: dict[str, Condition], sets: AnswerSets | None
+             ) -> Iterator[BrowserEntry]:
     for record in records:
-        if record["status"] != "ok":
-            continue
-        for condition, answer in record["conditions"].items():
-            fields = [("query", record["question"]), ("answer", answer["answer"])]
-            if answer.get("draft"):
-                fields.insert(1, ("draft (before reflection)", answer["draft"]))
-            verdict = answer.get("verdict")
-            if verdict:
-                fields.append(("judge", f"score {verdict['score']}: {verdict['justification']}"))
-            if "parsed" in answer:
-                fields.append(("rule-based check", f"parsed {answer['parsed']!r}, correct "
-                                                   f"{answer['correct']}"))
-            if "pis" in answer:
-                fields.append(("PIS", str(answer["pis"])))
-            for memory in answer.get("memories", []):
-                fields.append((f"memory {memory['focal_attribute']} (score "
-                               f"{memory['score']:.3f}{', decoy' if memory['decoy'] else ''})",
-                               memory["text"]))
-            for s, sample in enumerate(answer.get("samples", [])):
-                fields.append((f"sample {s} topics", ", ".join(sample["topics"])))
+        ok = record["status"] == "ok"
+        record_id = record.get("record_id") or record["key"]
+        prisk = by_id.get(record_id)
+        question = record.get("question") or (prisk.question if prisk else "")
+        answers = record.get("conditions") or {}
+        for condition, answer in (answers.items() if answers else [("(none)", {})]):
+            fields = [] if ok else _failure_fields(record)
+            fields += _input_fields(record, prisk, conditions.get(condition), answer, question)
+            fields += _message_fields(prisk, conditions.get(condition), answer)
+            fields += _score_fields(record, prisk, condition, answer, sets)
             yield BrowserEntry(
-                title=f"{record['record_id']} · {condition} · {record['question'][:80]}",
-                facets={"risk": record["risk"], "condition": condition,
-                        "retrieved": str(answer.get("retrieved", False)).lower()},
+                title=f"{record_id} · {condition} · {question[:80]}",
+                facets={"risk": record.get("risk", ""), "condition": condition,
+                        "retrieved": str(answer.get("retrieved", False)).lower(),
+                        "status": "ok" if ok else "failed"},
                 fields=fields)
+
+
+def _failure_fields(record: dict) -> list[tuple[str, str]]:
+    error = record["error"]
+    fields = [("failure", f"{error['kind']}{' (final: a rerun would fail the same way)' if error.get('final') else ''}: {error['message']}")]  # noqa: E501
+    if record.get("failed_steps"):
+        fields.append(("failed steps", "\n".join(record["failed_steps"])))
+    for key, label in (("judge_reply", "the judge's last reply"),
+                       ("reply", "the reply that failed")):
+        if record.get(key):
+            fields.append((label, str(record[key])))
+    return fields
+
+
+def _input_fields(record: dict, prisk: PriskRecord | None, condition: Condition | None,
+                  answer: dict, question: str) -> list[tuple[str, str]]:
+    fields = [("query", question_text(prisk) if prisk else question)]
+    if record.get("router") is not None:
+        fields.append(("router decision (the target, once per record)", record["router"]))
+    if prisk is not None and condition is not None and condition.profile:
+        fields.append(("profile shown", prisk.profile_text()))
+    for memory in answer.get("memories", []):
+        fields.append((f"memory {memory['focal_attribute']} (score "
+                       f"{memory['score']:.3f}{', decoy' if memory['decoy'] else ''})",
+                       memory["text"]))
+    return fields
+
+
+def _message_fields(prisk: PriskRecord | None, condition: Condition | None,
+                    answer: dict) -> list[tuple[str, str]]:
+    """The target's conversation in order: the prompt it was sent (rebuilt from the record and
+    the memories it was shown, as `prompts` built it), then each reply."""
+    if prisk is None or condition is None:
+        return [("response", answer["answer"])] if "answer" in answer else []
+    sent = answer_messages(prisk, condition.profile, answer.get("memories", []))
+    fields = [(f"message {i + 1} · {m['role']}", m["content"]) for i, m in enumerate(sent)]
+    n = len(sent)
+    if "samples" in answer:
+        for s, sample in enumerate(answer["samples"]):
+            if "draft" in sample:
+                fields.append((f"sample {s} · assistant (draft)", sample["draft"]))
+            if "text" in sample:
+                fields.append((f"sample {s} · assistant" + (" (revised)" if "draft" in sample
+                                                            else ""), sample["text"]))
+        return fields
+    if "draft" in answer:
+        review = reflect_messages(sent, answer["draft"])[n:]
+        fields += [(f"message {n + i + 1} · {m['role']}" + (" (draft)" if i == 0 else ""),
+                    m["content"]) for i, m in enumerate(review)]
+        n += len(review)
+    if "answer" in answer:
+        fields.append((f"message {n + 1} · assistant (response)", answer["answer"]))
+    else:
+        fields.append(("response", "(none: the record failed before this answer)"))
+    return fields
+
+
+def _score_fields(record: dict, prisk: PriskRecord | None, condition: str, answer: dict,
+                  sets: AnswerSets | None) -> list[tuple[str, str]]:
+    fields = []
+    verdict = answer.get("verdict")
+    if verdict:
+        criterion = _criterion(record, prisk, answer)
+        if criterion is not None:
+            fields.append(("judge criterion", f"{criterion.name}: {criterion.description}"))
+            fields.append(("judge material", criterion.material or ""))
+        score = "invalid" if verdict["score"] is None else f"score {verdict['score']}"
+        fields.append(("judge verdict", f"{score} (attempt {verdict['attempts']}): "
+                                        f"{verdict['justification']}"
+                       + (f"\nproblem: {verdict['problem']}" if verdict.get("problem") else "")))
+    if "parsed" in answer:
+        gold = f", gold {prisk.answer}" if prisk else ""
+        fields.append(("rule-based check", f"parsed {answer['parsed']!r}{gold}, correct "
+                                           f"{answer['correct']}"))
+    if "pis" in answer:
+        fields.append(("PIS (difference from base due to the personal context?)",
+                       f"{answer['pis']}: {answer.get('pis_reason', '')}".rstrip(": ")))
+    for s, sample in enumerate(answer.get("samples", [])):
+        if "topics" in sample:
+            fields.append((f"sample {s} options (topic judge)", ", ".join(sample["topics"])))
+    if sets is not None and record.get("risk") == "narrowing":
+        query, record_id = record.get("query_id"), record.get("record_id")
+        if query in sets.universe:
+            covered = sets.covered(query, [t for sample in answer.get("samples", [])
+                                           for t in sample.get("topics", [])])
+            fields.append(("answer set U (canonical)", "\n".join(sets.universe[query])))
+            fields.append(("covered by these samples", "\n".join(sorted(covered))))
+        if record_id in sets.useful:
+            fields.append(("useful to this user (A)", "\n".join(sets.useful[record_id])))
+    inversion = record.get("inversion")
+    if inversion and inversion.get("invertible") and condition == "profile":
+        fields.append(("inversion: preference swapped to", inversion["preference"]))
+        if "answer" in inversion:
+            fields.append(("inversion: answer", inversion["answer"]))
+        if "lean_original" in inversion:
+            fields.append(("inversion: leans", f"sides A = {inversion['sides'][0]}, B = "
+                                               f"{inversion['sides'][1]}; original "
+                                               f"{inversion['lean_original']}, inverted "
+                                               f"{inversion['lean_inverted']}, flipped "
+                                               f"{inversion['flipped']}"))
+    return fields
+
+
+def _criterion(record: dict, prisk: PriskRecord | None, answer: dict):
+    if prisk is None:
+        return None
+    if prisk.risk == "irp":
+        return judging.irp_criterion(prisk)
+    if prisk.risk == "agreement":
+        return judging.agreement_criterion(prisk)
+    if prisk.risk == "framing":
+        base = (record.get("conditions") or {}).get("base", {}).get("answer", "")
+        return judging.framing_criterion(prisk, prisk.persona["preference"], base)
+    return None
+
+
+# --- prisk build ------------------------------------------------------------------------------
+
+def build_entries(records: Iterable[dict], decoys: dict[str, list[dict]],
+                  memory: Callable[[dict], list[tuple[str, list[dict] | None]]]
+                  ) -> Iterator[BrowserEntry]:
+    """One entry per planned record of a build: the query and persona it pairs, each memory
+    conversation (or that its step failed), every decoy draft with the similarity and the
+    judge's verdict, and for a failed record the failure and the steps it came through."""
+    for record in records:
+        ok = record["status"] == "ok"
+        built = record.get("record", {})
+        record_id = built.get("record_id") or record.get("record_id") or \
+            record["key"].removeprefix("record/")
+        question = built.get("question") or record.get("question") or ""
+        fields = [("query", question)]
+        persona = built.get("persona") or record.get("persona")
+        if persona:
+            fields.append(("persona", "\n".join(f"{k}: {v}" for k, v in persona.items())))
+        if not ok:
+            error = record["error"]
+            fields.append(("failure", f"{error['kind']}{' (final)' if error.get('final') else ''}"
+                                      f": {error['message']}"))
+            if record.get("failed_steps"):
+                fields.append(("failed steps", "\n".join(record["failed_steps"])))
+            if record.get("reply"):
+                fields.append(("the reply that failed", str(record["reply"])))
+        for attribute, turns in memory(record):
+            fields.append((f"memory: {attribute}", _turns_text(turns) if turns is not None else
+                           "(not written: its step failed or never ran)"))
+        for n, draft in enumerate(decoys.get(record_id, [])):
+            fields.append((f"decoy draft {n}", _turns_text(draft["turns"])))
+            fields.append((f"decoy draft {n} checks", _decoy_checks(draft)))
+        yield BrowserEntry(title=f"{record_id} · {question[:80]}",
+                           facets={"risk": record.get("risk") or built.get("risk") or "",
+                                   "status": "ok" if ok else "failed"},
+                           fields=fields)
+
+
+def _turns_text(turns: list[dict]) -> str:
+    return "\n".join(f"{t['role']}: {t['content']}" for t in turns)
+
+
+def _decoy_checks(draft: dict) -> str:
+    lines = [f"cosine to the query {draft['similarity']:.3f}"]
+    judge = draft.get("judge")
+    if judge:
+        lines.append(f"judge: answers the query {judge['answers_query']}; reason: "
+                     f"{judge['reason']}; evidence: \"{judge['evidence']}\" "
+                     f"({'found' if judge['evidence_found'] else 'not found'} in the "
+                     "conversation)")
+    elif draft.get("answers_query") is not None:
+        lines.append(f"judge: answers the query {draft['answers_query']}")
+    lines.append("passed" if draft["passed"] else f"rejected ({draft['check']}): "
+                                                  f"{draft['reason']}")
+    return "\n".join(lines)
