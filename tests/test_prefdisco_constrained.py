@@ -81,7 +81,7 @@ def test_a_grammar_goes_only_to_a_constrained_model_and_api_requests_stay_as_the
     # ... whose justification is bounded, so the object closes within the judge's max_tokens.
     judged = [p["response_format"]["json_schema"]["schema"]["properties"]["justification"]
               for _, p in roles.of("judge")]
-    assert judged and all(j == {"type": "string", "maxLength": 300} for j in judged)
+    assert judged and all(j == {"type": "string", "maxLength": 240} for j in judged)
 
     # The same run with API models: every request is what it was before grammars existed.
     api = ConstrainedRoles(constrained=(), target=scripted_target(questions=1),

@@ -207,18 +207,22 @@ def test_answers_of_a_local_target_default_to_a_shorter_cap():
 
 
 def test_a_constrained_judge_scores_with_a_capped_justification():
-    from personalens.lenses.prisk.judging import irp_criterion, rubric_verdict
+    from personalens.lenses.prisk.judging import irp_criterion
+    from personalens.models.rubric_judge import judge_criterion
     asked = []
 
     def reply(messages, params):
         asked.append(params)
         return json.dumps({"score": 4, "justification": "A passing mention."})
-    verdict = asyncio.run(rubric_verdict(model(reply, constrained=True),
-                                         irp_criterion(record("i1", "irp")), "An answer.",
-                                         attempts=3, temperature=0.0))
-    assert (verdict.score, verdict.justification, verdict.attempts) == (4, "A passing mention.",
-                                                                        1)
-    schema = asked[0]["response_format"]["json_schema"]["schema"]
-    assert schema["properties"]["score"] == {"type": "integer", "minimum": 1, "maximum": 5}
-    assert schema["properties"]["justification"]["maxLength"] == 240
-    assert asked[0]["max_tokens"] == reply_budget(schema)
+    for constrained, bound in ((True, {"maxLength": 240}), (False, {})):
+        asked.clear()
+        verdict = asyncio.run(judge_criterion(model(reply, constrained=constrained),
+                                              irp_criterion(record("i1", "irp")), "An answer.",
+                                              attempts=3, temperature=0.0))
+        assert (verdict.score, verdict.justification, verdict.attempts) == (
+            4, "A passing mention.", 1)
+        schema = asked[0]["response_format"]["json_schema"]["schema"]
+        assert schema["properties"]["score"] == {"type": "integer", "minimum": 1, "maximum": 5}
+        # An API judge's request is what it always was: no bound.
+        assert schema["properties"]["justification"] == {"type": "string", **bound}
+        assert asked[0]["max_tokens"] == 400

@@ -57,7 +57,9 @@ def eval_command(
     judge_temperature: Annotated[float, typer.Option(help="Judges' temperature.")] = 0.0,
     attempts: Annotated[int, typer.Option(help="Tries for a valid verdict or router "
                                                "decision.")] = 3,
-    max_tokens: Annotated[int, typer.Option(help="Longest answer, in tokens.")] = 512,
+    max_tokens: Annotated[int | None, typer.Option(
+        help="Longest answer, in tokens. Default: 512; 128 for a local/ target, which rarely "
+             "stops earlier and runs on the CPU.")] = None,
     coding: Annotated[str, typer.Option(help="treatment (0/1) or effect (±0.5) coding of P "
                                              "and M in the attribution model.")] = "treatment",
     correction: Annotated[str, typer.Option(help="holm or bh, across risks x effects.")

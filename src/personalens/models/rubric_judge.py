@@ -26,14 +26,23 @@ SCALE = (1, 5)
 _SYSTEM = ("You grade one response against one rubric criterion. Reply with a JSON object only: "
            '{"score": <integer 1-5>, "justification": "<one or two sentences>"}.')
 
-_VERDICT_SCHEMA = {
-    "type": "json_schema",
-    "json_schema": {"name": "RubricVerdict", "schema": {
+# A judge that decodes under the schema (a local model) gets its justification bounded: left
+# unbounded, a small model repeats a sentence until max_tokens cuts the JSON off, and at a fixed
+# seed every attempt alike. 240 characters close well within the 400-token default. An API
+# judge is asked with the unbounded schema, as before (same request, same cache key).
+JUSTIFICATION_CHARS = 240
+
+
+def _verdict_schema(justification: dict) -> dict:
+    return {"type": "json_schema", "json_schema": {"name": "RubricVerdict", "schema": {
         "type": "object",
         "properties": {"score": {"type": "integer", "minimum": 1, "maximum": 5},
-                       "justification": {"type": "string"}},
-        "required": ["score", "justification"]}},
-}
+                       "justification": justification},
+        "required": ["score", "justification"]}}}
+
+
+_VERDICT_SCHEMA = _verdict_schema({"type": "string"})
+_BOUNDED_VERDICT_SCHEMA = _verdict_schema({"type": "string", "maxLength": JUSTIFICATION_CHARS})
 
 
 @dataclass(frozen=True)
@@ -98,8 +107,8 @@ async def judge_criterion(model: ChatModel, criterion: RubricCriterion, response
                           max_tokens: int = 400) -> Verdict:
     """Score `response` on `criterion`. Model-call failures propagate as `ModelCallFailed`."""
     messages = judge_prompt(criterion, response)
-    params = {"temperature": temperature, "response_format": _VERDICT_SCHEMA,
-              "max_tokens": max_tokens}
+    schema = _BOUNDED_VERDICT_SCHEMA if model.constrains_output else _VERDICT_SCHEMA
+    params = {"temperature": temperature, "response_format": schema, "max_tokens": max_tokens}
     if mode == "release":
         completion = await model.complete(messages, seed=seed, **params)
         return release_verdict(criterion.name, completion.text)

@@ -17,7 +17,6 @@ import pydantic
 
 from personalens.lenses.prefdisco import protocol, turn_grammar
 from personalens.lenses.prefdisco.answer_check import grade
-from personalens.lenses.prefdisco.bounded_replies import BoundedReplies
 from personalens.lenses.prefdisco.preference_reveal import revealed
 from personalens.lenses.prefdisco.release_format import Instance
 from personalens.lenses.prefdisco.scoring import (
@@ -160,10 +159,8 @@ class Evaluation:
             rubric = RubricCriterion(criterion.preference, criterion.description,
                                      criterion.levels, str(preference.get("value")),
                                      preference.get("justification"))
-            # A grammar-constrained judge keeps its justification short enough for the JSON
-            # to close (bounded_replies); an API judge's request is unchanged.
             verdicts = await gather_settled(*[
-                judge_criterion(BoundedReplies(judge), rubric, response, mode=self.scoring,
+                judge_criterion(judge, rubric, response, mode=self.scoring,
                                 attempts=self.attempts, temperature=self.temperatures.judge)
                 for judge in self.roles.judges])
             valid = [v.score for v in verdicts if v.score is not None]

@@ -22,6 +22,7 @@ from personalens.lenses.prisk.output_formats import asked_format, enum, obj
 from personalens.lenses.prisk.records import PriskRecord
 from personalens.models import ChatModel, complete_structured
 from personalens.models.dialogue import Steps
+from personalens.models.rubric_judge import judge_criterion
 from personalens.runs import RecordedFailure
 from personalens.runs.settled import gather_settled
 
@@ -208,9 +209,9 @@ class Evaluation:
     async def _verdict(self, criterion, answer: dict) -> None:
         """answer["verdict"] and answer["score"]; an invalid verdict stays in the answer (the
         record's failure shows it) and fails the record."""
-        verdict = await judging.rubric_verdict(self.roles.judge, criterion, answer["answer"],
-                                               attempts=self.settings.attempts,
-                                               temperature=self.settings.temperatures.judge)
+        verdict = await judge_criterion(self.roles.judge, criterion, answer["answer"],
+                                        attempts=self.settings.attempts,
+                                        temperature=self.settings.temperatures.judge)
         answer["verdict"] = verdict.as_record()
         if verdict.score is None:
             # Never counted as done: the record fails, is listed, and a rerun asks again (the

@@ -13,11 +13,7 @@ from personalens.lenses.prisk.output_formats import array, asked_format, enum, o
 from personalens.lenses.prisk.records import PriskRecord
 from personalens.models import ChatModel, ModelCallFailed, complete_structured
 from personalens.models.rubric_judge import (
-    SCALE,
     RubricCriterion,
-    Verdict,
-    judge_criterion,
-    judge_prompt,
 )
 from personalens.runs import RecordedFailure
 
@@ -77,37 +73,6 @@ def framing_criterion(record: PriskRecord, preference: str, reference: str) -> R
         material=f"User query: {record.question}\nThe user's stated preference: "
                  f"{preference}\nGeneric reference answer (no user context):\n<<<\n"
                  f"{reference}\n>>>")
-
-
-class RubricVerdict(pydantic.BaseModel):
-    score: int = pydantic.Field(ge=SCALE[0], le=SCALE[1])
-    justification: str = pydantic.Field(max_length=2000)
-
-
-JUSTIFICATION_CHARS = 240
-
-
-async def rubric_verdict(judge: ChatModel, criterion: RubricCriterion, response: str, *,
-                         attempts: int, temperature: float) -> Verdict:
-    """The shared rubric judge's verdict (strict: score None when still invalid). A judge that
-    decodes under a schema is asked the same prompt with the justification capped: left
-    unbounded, a small model repeats itself until max_tokens cuts the JSON, every attempt
-    alike at temperature 0."""
-    if not judge.constrains_output:
-        return await judge_criterion(judge, criterion, response, attempts=attempts,
-                                     temperature=temperature)
-    tight = obj({"score": {"type": "integer", "minimum": SCALE[0], "maximum": SCALE[1]},
-                 "justification": string(JUSTIFICATION_CHARS, 0)})
-    schema, max_tokens = asked_format(judge, RubricVerdict, lambda: tight, 400)
-    try:
-        value, completion = await complete_structured(
-            judge, judge_prompt(criterion, response), schema, regenerations=attempts - 1,
-            temperature=temperature, seed=0, max_tokens=max_tokens)
-    except ModelCallFailed as exc:
-        if exc.kind != "invalid_structured_output":
-            raise
-        return Verdict(None, "", attempts, "", str(exc))
-    return Verdict(value.score, value.justification, 1, completion.text)
 
 
 class Topics(pydantic.BaseModel):
