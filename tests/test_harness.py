@@ -346,3 +346,18 @@ def test_the_cli_says_whether_a_rerun_can_help():
         "rerun the same command to retry the rest; 1 will fail the same way")
     # Items never recorded (an interrupted session) can still be run by a rerun.
     assert _retry_advice(tally(True, unrecorded=1)).startswith("rerun the same command")
+
+
+def test_outputs_follow_the_users_umask(tmp_path):
+    """report.html, metrics.json and the manifest were written 0600 (mkstemp's mode)."""
+    script = ("import os, sys; sys.path.insert(0, sys.argv[1]); os.umask(0o002)\n"
+              "from pathlib import Path\nfrom test_harness import ToyLens\n"
+              "from personalens.runs import run_lens\n"
+              "run_lens(ToyLens(keys=['a']), Path(sys.argv[2]), progress=False)\n")
+    out = tmp_path / "run"
+    result = subprocess.run([sys.executable, "-c", script, str(Path(__file__).parent), str(out)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    modes = {p.name: p.stat().st_mode & 0o777 for p in out.iterdir() if not p.name.startswith(".")}
+    assert modes["report.html"] == modes["metrics.json"] == modes["manifest.json"] == 0o664
+    assert modes["records.jsonl"] == 0o664
