@@ -150,3 +150,15 @@ def behaviours(scores_extra: dict | None = None, topics_extra: dict | None = Non
         "judge": judge(scores=scores, leans={"f1/profile": "A", "f1/inverted": "B"},
                        topics=topics, useful={"n1": ["a", "b"], "n2": ["c", "d"]},
                        **judge_changes)}
+
+
+def judge_failing_on(marker: str, roles: dict) -> dict:
+    """`roles` whose rubric judge replies with no verdict to the prompt that names `marker`
+    (e.g. "[i2/profile]": one record under one condition), and as before to every other."""
+    judge = roles["judge"]
+
+    def flaky(messages, params):
+        if "grade one response" in messages[0]["content"] and marker in messages[1]["content"]:
+            return "no verdict today"
+        return judge(messages, params)
+    return {**roles, "judge": flaky}

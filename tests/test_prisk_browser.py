@@ -8,7 +8,7 @@ from personalens.lenses.prisk.build import BuildOptions, QueryFiles, run_build
 from personalens.lenses.prisk.conditions import BASE_CONDITIONS, conditions_for
 from personalens.lenses.prisk.records import load_records
 from personalens.lenses.prisk.report_page import browser_entries
-from prisk_double import behaviours
+from prisk_double import behaviours, judge_failing_on
 from test_prisk_build import use_double
 from test_prisk_build_failures import GENERATOR, FailingDouble, narrowing_file
 from test_prisk_eval import evaluate
@@ -53,17 +53,8 @@ def test_entries_hold_inputs_messages_and_verdicts(tmp_path, monkeypatch):
 
 
 def test_a_failed_record_shows_its_exchange_up_to_the_failure(tmp_path, monkeypatch):
-    roles = behaviours()
-    judge = roles["judge"]
-
-    def flaky(messages, params):
-        if "grade one response" in messages[0]["content"] and "[i2/profile]" in \
-                messages[1]["content"]:
-            return "no verdict today"
-        return judge(messages, params)
-
-    _, _, out = evaluate(tmp_path, monkeypatch, roles={**roles, "judge": flaky},
-                         risks=["irp"])
+    roles = judge_failing_on("[i2/profile]", behaviours())
+    _, _, out = evaluate(tmp_path, monkeypatch, roles=roles, risks=["irp"])
     [failed] = item_records(out, ["i2"])
     assert failed["status"] == "failed" and failed["error"]["final"] is True
     assert failed["judge_reply"] == "no verdict today" and failed["router"] == "retrieval"

@@ -6,7 +6,7 @@ import pytest
 
 from personalens.lenses.prisk.command import PriskOptions, run_eval
 from personalens.models import ModelSettings
-from prisk_double import CONDITIONS, behaviours, dataset
+from prisk_double import CONDITIONS, behaviours, dataset, judge_failing_on
 from scripted_roles import Roles
 
 
@@ -120,17 +120,8 @@ def test_invalid_router_output_is_retried_then_recorded_never_guessed(tmp_path, 
 
 
 def test_a_verdict_still_invalid_after_its_retries_fails_the_record(tmp_path, monkeypatch):
-    roles = behaviours()
-    judge = roles["judge"]
-
-    def flaky(messages, params):
-        if "grade one response" in messages[0]["content"] and "[i2/profile]" in \
-                messages[1]["content"]:
-            return "no verdict today"
-        return judge(messages, params)
-
-    metrics, outcome, out = evaluate(tmp_path, monkeypatch, roles={**roles, "judge": flaky},
-                                     risks=["irp"])
+    roles = judge_failing_on("[i2/profile]", behaviours())
+    metrics, outcome, out = evaluate(tmp_path, monkeypatch, roles=roles, risks=["irp"])
     assert not outcome.complete and metrics["n_failed"] == 1  # never counted as done
     failure = metrics["failures"][0]
     assert failure["key"] == "i2" and failure["kind"] == "invalid_verdict"
