@@ -158,3 +158,35 @@ def test_user_path_expands_home_and_the_working_directory(tmp_path, monkeypatch)
     (tmp_path / "target").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "target")
     assert user_path("link") == tmp_path / "link"  # the name given, not where it points
+
+
+def test_the_builds_from_another_directory(places):
+    """generate, prefdisco build and prisk build read their input files through relative,
+    `~` and symlinked paths (a scripted model writes nothing valid: the runs end incomplete,
+    exit 3, but never crash and write where --out says)."""
+    home, work = places
+    env = {"HOME": str(home)}
+    data = Path(__file__).resolve().parents[1] / "src" / "personalens"
+    shutil.copy(data / "population" / "data" / "demo_schema.yaml", home / "real" / "schema.yaml")
+    (home / "real" / "personas.txt").write_text("A retired ferry captain.\nA young potter.\n"
+                                               "A night-shift nurse.\n")
+    _ran(personalens("generate", "--people", "3", "--communities", "1", "--model", "scripted",
+                     "--schema", "~/linked/schema.yaml", "--personas",
+                     "../home/linked/personas.txt", "--out", "runs/gen", cwd=work, env=env),
+         0, 3)
+    assert (work / "runs/gen/manifest.json").is_file()
+
+    (home / "real" / "pd").mkdir()
+    (home / "real" / "pd" / "mmlu.jsonl").write_text(json.dumps(MMLU_ROW) + "\n")
+    _ran(personalens("prefdisco", "build", "--problems", "../home/linked/pd/mmlu.jsonl",
+                     "--personas", "1", "--per-problem", "1", "--model", "scripted",
+                     "--no-cache", "--out", "runs/pdb", cwd=work, env=env), 0, 3)
+    config = _manifest(work / "runs/pdb")["config"]
+    assert config["problems"] == [str((home / "real" / "pd" / "mmlu.jsonl").resolve())]
+
+    shutil.copy(data / "lenses" / "prisk" / "data" / "aita_queries.csv",
+                home / "real" / "aita.csv")
+    _ran(personalens("prisk", "build", "--risks", "agreement", "--aita", "~/linked/aita.csv",
+                     "--profiles", "1", "--per-risk", "1", "--model", "scripted", "--no-cache",
+                     "--out", "runs/prb", cwd=work, env=env), 0, 3)
+    assert (work / "runs/prb/manifest.json").is_file()
