@@ -72,7 +72,7 @@ def main() -> None:
             spinner.kill()
             spinner.wait()
     for line in result.stderr.splitlines():
-        if "the local model runs" in line:
+        if line.startswith("personalens: other processes keep"):
             print(line)
     cpu_minutes = (cpu.ru_utime + cpu.ru_stime - before.ru_utime - before.ru_stime) / 60
     if result.returncode != 0:
