@@ -6,12 +6,12 @@ from personalens.models.failures import ModelCallFailed, PermanentModelError, Tr
 from personalens.models.retry import RetryPolicy
 from personalens.models.settings import ModelSettings
 from personalens.models.spec import DEFAULT_MODEL, SPEC_HELP, load_model, validate_spec
-from personalens.models.structured import complete_structured
+from personalens.models.structured import complete_structured, schema_bounded
 from personalens.runs.usage import UsageLedger, merge_usage
 
 __all__ = [
     "DEFAULT_MODEL", "SPEC_HELP", "ChatModel", "Completion", "Message", "ModelCallFailed",
     "ModelSettings", "PermanentModelError", "Provider", "RetryPolicy", "TransientModelError",
     "Usage", "UsageLedger", "complete_structured", "load_model", "merge_usage",
-    "validate_spec",
+    "schema_bounded", "validate_spec",
 ]

@@ -3,8 +3,8 @@
 The local model's threads meet at a barrier after every step, so a thread that another process
 keeps off its core stalls the rest (beside one busy process on 2 cores, 1 thread generated twice
 as fast as 2: bench/local_model_poll.py). Counting the cores other processes keep busy right now
-lets the local model choose its threads; the load average would count this process's own earlier
-work (the demo's generation stage, say) as somebody else's.
+lets the local model say when that will slow it; the load average would count this process's own
+earlier work (the demo's generation stage, say) as somebody else's.
 """
 
 import os

@@ -143,8 +143,7 @@ async def _target_turn(target: ChatModel, messages: list[Message], turn_format: 
                        seed: int, max_tokens: int) -> dict:
     tries = list(messages)
     rejected: list[dict] = []
-    grammar_of = getattr(turn_format, "grammar", None)
-    grammar = grammar_of(must) if grammar_of is not None else None
+    grammar = turn_format.grammar(must)
     for attempt in range(attempts):
         completion = await target.complete(tries, grammar=grammar, temperature=temperature,
                                            seed=seed * 100 + attempt, max_tokens=max_tokens)
@@ -169,8 +168,7 @@ def _read_turn(turn_format: TurnFormat, reply: str,
     try:
         parsed, repaired = turn_format.parse(reply), None
     except FormatBreak as exc:
-        repair = getattr(turn_format, "repair", None)
-        parsed = repair(reply, must) if repair is not None else None
+        parsed = turn_format.repair(reply, must)
         if parsed is None:
             raise
         repaired = str(exc)

@@ -34,6 +34,13 @@ def response_format(schema: type[pydantic.BaseModel]) -> dict[str, Any]:
     }
 
 
+def schema_bounded(chars: int, **field: Any) -> Any:
+    """A string field whose JSON schema says maxLength, so a model decoding under the schema
+    (llama.cpp) stops there, while validation accepts a longer one (an API model's reply is not
+    refused for its length)."""
+    return pydantic.Field(json_schema_extra={"maxLength": chars}, **field)
+
+
 def parse_reply(text: str, schema: type[T]) -> T:
     """Validate a reply, tolerating the Markdown code fence small models like to add."""
     fenced = _FENCE.match(text)

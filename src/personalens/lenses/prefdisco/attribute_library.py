@@ -14,16 +14,14 @@ from typing import Any, Literal
 import numpy as np
 import pydantic
 
-from personalens.models import ChatModel, complete_structured
+from personalens.models import ChatModel, complete_structured, schema_bounded
 
 STEP_PREFIX = "library/"
 
 
 class Candidate(pydantic.BaseModel):
     name: str = pydantic.Field(min_length=2, max_length=80)
-    # maxLength in the schema only: a constrained local model stops there, an API model's
-    # longer description is still accepted.
-    description: str = pydantic.Field(json_schema_extra={"maxLength": 150})
+    description: str = schema_bounded(150)
     type: Literal["expertise", "personal"]
 
     @pydantic.field_validator("type", mode="before")

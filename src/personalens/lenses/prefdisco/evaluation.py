@@ -25,7 +25,7 @@ from personalens.lenses.prefdisco.scoring import (
     prefalign_strict,
 )
 from personalens.lenses.prefdisco.simulated_user import UserKind, user_instructions
-from personalens.models import ChatModel, complete_structured
+from personalens.models import ChatModel, complete_structured, schema_bounded
 from personalens.models.dialogue import SimulatedUser, Steps, run_dialogue
 from personalens.models.rubric_judge import (
     RubricCriterion,
@@ -65,7 +65,7 @@ class Roles:
 
 class OpenVerdict(pydantic.BaseModel):
     correct: bool
-    justification: str = pydantic.Field("", json_schema_extra={"maxLength": 300})
+    justification: str = schema_bounded(300, default="")
 
 
 def fixed_questions(condition: str) -> int | None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pydantic
 
-from personalens.models import ChatModel, complete_structured
+from personalens.models import ChatModel, complete_structured, schema_bounded
 from personalens.population.profile_reader import read_profiles
 
 BIG_FIVE = ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism")
@@ -72,24 +72,18 @@ class BigFiveScores(pydantic.BaseModel):
     neuroticism: int = pydantic.Field(ge=1, le=5)
 
 
-def _short(chars: int):
-    """A string whose JSON schema says maxLength, so a constrained local model stops writing;
-    validation accepts a longer one (an API model is not asked again for it)."""
-    return pydantic.Field(json_schema_extra={"maxLength": chars})
-
-
 class PersonaDraft(pydantic.BaseModel):
-    name: str = _short(60)
+    name: str = schema_bounded(60)
     age: int = pydantic.Field(ge=16, le=95)
-    gender: str = _short(30)
-    occupation: str = _short(80)
-    current_city: str = _short(60)
-    education_level: str = _short(60)
-    degree_subject: str = _short(80)
+    gender: str = schema_bounded(30)
+    occupation: str = schema_bounded(80)
+    current_city: str = schema_bounded(60)
+    education_level: str = schema_bounded(60)
+    degree_subject: str = schema_bounded(80)
     big_five: BigFiveScores
     domain_expertise: list[str] = pydantic.Field(
         max_length=4, json_schema_extra={"items": {"type": "string", "maxLength": 60}})
-    backstory: str = _short(400)
+    backstory: str = schema_bounded(400)
 
     def persona(self, person_id: str) -> dict:
         attributes = {**self.model_dump(exclude={"big_five", "name", "backstory"}),

@@ -16,17 +16,11 @@ import pydantic
 from personalens.lenses.prefdisco.attribute_library import AttributeLibrary, Candidate, slug
 from personalens.lenses.prefdisco.problems import Problem
 from personalens.lenses.prefdisco.protocol import problem_text, render_persona
-from personalens.models import ChatModel, complete_structured
+from personalens.models import ChatModel, complete_structured, schema_bounded
 
 # Importance is asked for as a whole number 1-10, which a grammar can enforce (llama.cpp
 # cannot bound a float), and stored as the release's local_importance = importance / 10.
 IMPORTANCE_SCALE = 10
-
-
-def bounded(chars: int, **kwargs: Any) -> Any:
-    """A string field whose JSON schema says maxLength (so a constrained local model stops)
-    while validation accepts a longer one (an API model's reply is not refused for it)."""
-    return pydantic.Field(json_schema_extra={"maxLength": chars}, **kwargs)
 
 
 def candidates_schema(count: int) -> type[pydantic.BaseModel]:
@@ -44,10 +38,10 @@ def selection_schema(names: list[str], most: int) -> type[pydantic.BaseModel]:
 
     class ChosenPreference(pydantic.BaseModel):
         name: Literal[tuple(names)]  # type: ignore[valid-type]
-        value: str = bounded(150, min_length=1)
-        value_range: str = bounded(100)
+        value: str = schema_bounded(150, min_length=1)
+        value_range: str = schema_bounded(100)
         importance: int = pydantic.Field(ge=1, le=IMPORTANCE_SCALE)
-        justification: str = bounded(200)
+        justification: str = schema_bounded(200)
 
         @pydantic.model_validator(mode="before")
         @classmethod
@@ -104,10 +98,10 @@ class RubricDraft(pydantic.BaseModel):
     """A rubric as the generator writes it: one field per anchored level, so no reply can
     miss or repeat an anchor; `levels` gives the release's list."""
 
-    description: str = bounded(200)
-    level_1: str = bounded(200, description="an answer that ignores the preference")
-    level_3: str = bounded(200, description="an answer that partly fits it")
-    level_5: str = bounded(200, description="an answer that fully fits it")
+    description: str = schema_bounded(200)
+    level_1: str = schema_bounded(200, description="an answer that ignores the preference")
+    level_3: str = schema_bounded(200, description="an answer that partly fits it")
+    level_5: str = schema_bounded(200, description="an answer that fully fits it")
 
     def levels(self) -> list[dict]:
         return [{"score": 1, "description": self.level_1},
