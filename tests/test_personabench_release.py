@@ -38,8 +38,8 @@ def test_chunk_text_is_the_session_json_without_ids(community_0):
 def bm25_sweep(tmp_path_factory):
     out = tmp_path_factory.mktemp("bm25")
     outcome = run_eval(EvalOptions(data=COMMUNITY_0, out=out,
-                                   noises=["0.0", "0.3", "0.5", "0.7"], retrievers=["bm25"],
-                                   k=5, model=None))
+                                   noise=["0.0", "0.3", "0.5", "0.7"], retriever=["bm25"],
+                                   k=5, no_answer=True))
     return out, outcome.metrics.to_json()
 
 
@@ -87,8 +87,8 @@ def test_question_6_list_of_dicts_hand_checked(bm25_sweep):
 
 @pytest.mark.slow
 def test_minilm_on_a_subset_matches_the_paper_ballpark(tmp_path, community_0):
-    metrics = run_eval(EvalOptions(data=community_0, out=tmp_path, noises=["0.0"],
-                                   retrievers=["minilm"], k=5, model=None)).metrics.to_json()
+    metrics = run_eval(EvalOptions(data=community_0, out=tmp_path, noise=["0.0"],
+                                   retriever=["minilm"], k=5, no_answer=True)).metrics.to_json()
     # Paper (15 people): MiniLM overall recall 0.337 at noise 0.0; these 3 people give 0.353.
     assert metrics["retrieval"]["overall"]["recall"] == pytest.approx(0.353, abs=0.01)
     assert metrics["retrieval"]["overall"]["n"] == 116

@@ -10,7 +10,9 @@ import pytest
 from conftest import EXAMPLE
 from personalens.lenses.personabench.answering import answer_messages
 from personalens.lenses.personabench.command import EvalOptions, run_eval
+from personalens.lenses.personabench.records import PersonabenchRecord
 from personalens.lenses.personabench.report_page import browser_entries
+from personalens.runs import ItemRecords
 from personalens.models import ChatModel
 from personalens.models.failures import PermanentModelError
 from personalens.models.providers.scripted import ScriptedProvider
@@ -42,8 +44,8 @@ def run(tmp_path_factory):
     patch.setattr(settings_module, "load_model", load)
     out = tmp_path_factory.mktemp("pb") / "run"
     try:
-        outcome = run_eval(EvalOptions(data=EXAMPLE, out=out, noises=["0.0"],
-                                       retrievers=["bm25"], k=3, model="openai/scripted"),
+        outcome = run_eval(EvalOptions(data=EXAMPLE, out=out, noise=["0.0"],
+                                       retriever=["bm25"], k=3, models={"target": "openai/scripted"}),
                            progress=False)
     finally:
         patch.undo()
@@ -62,7 +64,8 @@ def _field(entry, start: str) -> str:
 
 def _entry_of(run, q_id: str, person: str, *, texts: bool = True):
     _, records, communities = run
-    items = browser_entries(records, communities if texts else ())
+    items = browser_entries(ItemRecords.from_lines(records, PersonabenchRecord),
+                            communities if texts else ())
     record = next(r for r in records if r["q_id"] == q_id and r["person"] == person)
     key_title = [e for e in items.entries if e.title == record["question"]
                  and record["person"] in _fields(e)["person"]]
@@ -112,14 +115,14 @@ def test_a_failed_answer_shows_the_retrieval_and_the_prompt_it_failed_on(run):
     assert "rebuilt from the data; identical to the prompt sent" in label and "NOT" not in label
     assert prompt.endswith("Question: What is my job?")
     assert all(by_id[i].text in prompt for i in record["retrieved_ids"])
-    assert fields["error"].startswith("bad_request: ")
-    assert "the server refused this prompt" in fields["error"]
+    assert fields["failure"].startswith("bad_request: ")
+    assert "the server refused this prompt" in fields["failure"]
     assert fields["stopped at"].startswith("answering:")
     assert "model answer" not in fields and "answer score" not in fields
     # The fields come in the order of the exchange.
     labels = [label.split(" (")[0] for label, _ in entry.fields]
     assert labels == ["question", "person", "gold answer", "gold sessions", "retrieved by bm25",
-                      "retrieval score", "prompt sent to the answering model", "error",
+                      "retrieval score", "prompt sent to the answering model", "failure",
                       "stopped at"]
 
 
@@ -137,7 +140,9 @@ def test_a_retrieval_only_entry_shows_each_retrieved_text_and_long_ones_are_cut(
         "prompt_sha256", "prediction", "end_to_end", "usage", "cached")}
     by_id = {s.segment_id: s for s in communities[0].levels["0.0"].sessions["Nadia Ferreira"]}
     # 12,000 records: 25M characters / 12,000 entries / 3 sessions = 694 characters each.
-    entry = browser_entries([bare] * 12_000, communities).entries[0]
+    lines = [{**bare, "key": f"{bare['key']}#{i}"} for i in range(12_000)]
+    entry = browser_entries(ItemRecords.from_lines(lines, PersonabenchRecord),
+                            communities).entries[0]
     retrieved = _field(entry, "retrieved by bm25 (top 3)")
     for rank, segment in enumerate(record["retrieved_ids"], start=1):
         text = by_id[segment].text

@@ -13,7 +13,7 @@ from personalens.population.release_reader import load_community
 def _options(out, max_attempts=6, **overrides):
     model = ModelSettings(spec="scripted", use_cache=False, max_attempts=max_attempts)
     base = dict(people=4, communities=1, model=model, out=out, seed=3,
-                noises=["0.0", "0.5"], attributes_per_person=4)
+                noise=["0.0", "0.5"], attributes_per_person=4)
     return GenerateOptions(**{**base, **overrides})
 
 
@@ -31,8 +31,8 @@ def test_generated_data_is_valid_and_evaluates_unchanged(tmp_path, double):
         # Noise ratio 0.5: as many noise sessions as personal ones, personal text identical.
         assert len(at_half) == 2 * len(personal)
         assert {s.text for s in personal} <= {s.text for s in at_half}
-    metrics = run_eval(EvalOptions(data=data, out=tmp_path / "eval", noises=["0.0", "0.5"],
-                                   retrievers=["bm25"], k=5, model=None)).metrics.to_json()
+    metrics = run_eval(EvalOptions(data=data, out=tmp_path / "eval", noise=["0.0", "0.5"],
+                                   retriever=["bm25"], k=5, no_answer=True)).metrics.to_json()
     assert metrics["complete"] and metrics["n_planned"] > 0
     types = {q.type for qs in community.questions.values() for q in qs}
     assert types <= {"Basic information", "Preference", "Social"} and "Social" in types

@@ -82,8 +82,8 @@ def test_ray_data_encoding_matches_local_vectors(tmp_path, ray_address):
 
     texts = [f"note {i}: " + "words " * (i % 17) for i in range(300)]
     local = DenseRetriever("minilm", cache=EmbeddingCache(tmp_path / "a.sqlite"))
-    remote = DenseRetriever("minilm", cache=EmbeddingCache(tmp_path / "b.sqlite"))
-    remote.executor = make_executor("ray", ray_address)
+    remote = DenseRetriever("minilm", cache=EmbeddingCache(tmp_path / "b.sqlite"),
+                            executor=make_executor("ray", ray_address))
     a, b = local.encode(texts), remote.encode(texts)
     assert remote.encoded_texts == 300 and b.shape == (300, 384)
     np.testing.assert_allclose(b, a, atol=1e-5)  # row order kept across actors and batches

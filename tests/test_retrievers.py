@@ -41,8 +41,8 @@ def test_a_folder_that_is_not_a_model_is_refused(tmp_path):
 def test_a_folder_of_several_communities_keeps_their_items_apart(tmp_path):
     for name in ("a", "b"):
         shutil.copytree(EXAMPLE, tmp_path / "data" / name)
-    metrics = run_eval(EvalOptions(data=tmp_path / "data", out=tmp_path / "run", noises=["0.0"],
-                                   retrievers=["bm25"], k=5, model=None)).metrics.to_json()
+    metrics = run_eval(EvalOptions(data=tmp_path / "data", out=tmp_path / "run", noise=["0.0"],
+                                   retriever=["bm25"], k=5, no_answer=True)).metrics.to_json()
     assert metrics["complete"] and metrics["n_recorded"] == 54 == 2 * 27
     keys = (tmp_path / "run" / "records.jsonl").read_text()
     assert '"a/community_example/0.0/bm25/' in keys and '"b/community_example/0.0/bm25/' in keys

@@ -8,7 +8,6 @@ import typer
 from personalens.cli.executor_options import ExecutorOption, RayAddressOption
 from personalens.cli.model_options import Role, RoleModels, model_roles
 from personalens.cli.path_options import path_option
-from personalens.cli.personabench_commands import noise_levels
 from personalens.cli.run_output import report_outcome
 from personalens.models import DEFAULT_MODEL, SPEC_HELP
 from personalens.population.generate import GenerateOptions, run_generate
@@ -56,7 +55,7 @@ def generate(
     """
     options = GenerateOptions(
         people=people, communities=communities, model=models["generator"], out=out, seed=seed,
-        noises=noise_levels(noise), attributes_per_person=attributes_per_person,
+        noises=noise, attributes_per_person=attributes_per_person,
         max_list_entries=max_list_entries, update_probability=update_probability,
         start=start, end=end, news=news, personas=personas, schema=schema,
         typo_habits=typo_habits, prices=models.prices,

@@ -6,18 +6,18 @@
 - for every other role: `--judge` plus `--judge-base-url`, `--judge-api-key-env`,
   `--judge-concurrency`, `--judge-max-attempts`, `--judge-timeout`,
   `--judge-price-per-mtok-in/out`, each falling back to the main role's value.
-The command receives one `models: RoleModels` argument instead.
+The command receives one `models: RoleModels` argument instead (`models.role_set`).
 """
 
 import functools
 import inspect
-from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
 
 from personalens.errors import InputError
 from personalens.models import SPEC_HELP, ModelSettings
+from personalens.models.role_set import Role, RoleModels
 
 _ENDPOINT = {  # name -> (type, default, help)
     "base_url": (str | None, None,
@@ -36,26 +36,6 @@ _ENDPOINT = {  # name -> (type, default, help)
     "price_per_mtok_out": (float | None, None, "USD per million completion tokens."),
 }
 _DEFAULTS = {"api_key_env": "OPENAI_API_KEY", "max_attempts": 6, "timeout": 120.0}
-
-
-@dataclass(frozen=True)
-class Role:
-    role: str  # the usage ledger's name for it: target, generator, judge, user, reranker
-    flag: str | None  # the spec option's name ("model" -> --model); None: endpoint only
-    default: str | None = None
-    help: str = ""
-
-
-@dataclass(frozen=True)
-class RoleModels:
-    """What the options gave: settings per role (None where a role has no spec) and prices."""
-
-    settings: dict[str, ModelSettings | None]
-    endpoint: ModelSettings  # the main role's endpoint, for models named elsewhere
-    prices: dict[str, tuple[float, float]]
-
-    def __getitem__(self, role: str) -> ModelSettings | None:
-        return self.settings[role]
 
 
 def model_roles(main: Role, *others: Role):
@@ -126,7 +106,8 @@ def _settings(main: Role, others: tuple[Role, ...], values: dict) -> RoleModels:
         settings[role.role] = _make(values[role.flag], dict(mine, use_cache=endpoint["use_cache"]),
                                     f"{role.flag}_")
         prices[role.role] = _price(mine)
-    return RoleModels(settings, _make("", endpoint), {r: p for r, p in prices.items() if any(p)})
+    return RoleModels(settings=settings, endpoint=_make("", endpoint),
+                      prices={r: p for r, p in prices.items() if any(p)})
 
 
 def _make(spec: str | None, endpoint: dict, prefix: str = "") -> ModelSettings | None:

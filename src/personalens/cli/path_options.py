@@ -5,14 +5,9 @@ the same everywhere (a file found under a folder stays under it when both are co
 Symlinks are kept, not resolved: the names a user gave stay the names the run reports.
 """
 
-import os
-from pathlib import Path
-
 import typer
 
-
-def user_path(value: str | Path) -> Path:
-    return Path(os.path.abspath(os.path.expanduser(os.fspath(value))))
+from personalens.runs.options import user_path
 
 
 def path_option(*default, **kwargs):

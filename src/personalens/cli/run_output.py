@@ -30,7 +30,7 @@ def exit_if_incomplete(outcome: Outcome) -> None:
 def _retry_advice(tally) -> str:
     """Whether rerunning can help: a deterministic model fails the same way again."""
     failures = [*tally.failures, *tally.step_failures]
-    final = sum(1 for f in failures if f.get("final"))
+    final = sum(1 for f in failures if f.final)
     unrecorded = tally.n_planned - tally.n_recorded
     if final and final == len(failures) and not unrecorded:
         return ("rerunning will not change them: the model is deterministic and would give the "

@@ -32,6 +32,10 @@ class ModelSettings(pydantic.BaseModel):
         """InputError (one line) now, before anything is written, for a spec that cannot load."""
         validate_spec(self.spec)
 
+    def identity(self) -> str:
+        """What a run's identity holds: the model, not where it is served or how fast."""
+        return self.spec
+
     def public(self) -> dict:
         """What the manifest records: no secrets (the key's variable name is not one)."""
         return self.model_dump()

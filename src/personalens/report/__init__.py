@@ -12,8 +12,9 @@ from personalens.report.question_browser import (
     ENTRY_LIMIT,
     BrowserEntry,
     BrowserItems,
+    failure_fields,
     first_entries,
 )
 
 __all__ = ["ENTRY_LIMIT", "BrowserEntry", "BrowserItems", "HtmlReport", "bars_with_ci",
-           "first_entries", "grouped_bars", "interaction_plot", "line_plot", "scatter"]
+           "failure_fields", "first_entries", "grouped_bars", "interaction_plot", "line_plot", "scatter"]

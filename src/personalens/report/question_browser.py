@@ -102,6 +102,16 @@ class BrowserEntry:
     fields: list[tuple[str, str]]  # (label, text) shown in order, as preserved plain text
 
 
+def failure_fields(failure: Any) -> list[tuple[str, str]]:
+    """A failed item's entry fields, the same in every lens: the failure (and whether a rerun
+    can change it), then the failed steps it came through. `failure` is a runs.ItemFailure."""
+    final = " (final: a rerun would fail the same way)" if failure.final else ""
+    fields = [("failure", f"{failure.kind}{final}: {failure.message}")]
+    if failure.failed_steps:
+        fields.append(("failed steps", "\n".join(failure.failed_steps)))
+    return fields
+
+
 @dataclass(frozen=True)
 class BrowserItems:
     """What a report's browser shows: its entries in order (at most its limit), its facets,

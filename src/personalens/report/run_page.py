@@ -7,16 +7,17 @@ from personalens.report.html_report import HtmlReport
 from personalens.report.question_browser import BrowserItems
 
 
-def run_page(title: str, tally, manifest: dict, *, summary: str,
+def run_page(title: str, tally, manifest, *, summary: str,
              sections: Callable[[HtmlReport], None],
              browser: BrowserItems | None = None) -> str:
     """`summary` is one line about the data and model; `sections` adds the lens's own parts.
 
-    `tally` is the harness's count (`runs.Tally`): its `failures` are {key, kind, message,
-    attempts} per failed item, its `step_failures` the same for steps that are not items.
+    `tally` is the harness's count (`runs.Tally`): its `failures` are `runs.ItemFailure`s per
+    failed item, its `step_failures` the same for steps that are not items; `manifest` is the
+    run's `runs.Manifest`.
     """
     report = HtmlReport(title)
-    report.paragraph(f"{summary} · status: {manifest.get('status', 'running').upper()}")
+    report.paragraph(f"{summary} · status: {manifest.status.upper()}")
     sections(report)
     if browser is not None and browser.entries:
         report.browser(browser.entries, browser.facets, total=browser.total,
@@ -30,7 +31,7 @@ def run_page(title: str, tally, manifest: dict, *, summary: str,
     return report.render()
 
 
-def _failures(report: HtmlReport, failures: list[dict], step_failures: list[dict]) -> None:
+def _failures(report: HtmlReport, failures: list, step_failures: list) -> None:
     report.heading("Failures")
     if not failures and not step_failures:
         report.paragraph("No item failed.")
@@ -38,13 +39,13 @@ def _failures(report: HtmlReport, failures: list[dict], step_failures: list[dict
     report.paragraph(f"{len(failures)} item(s) and {len(step_failures)} other step(s) failed "
                      "after retries. They are left out of every mean above and retried when "
                      "the same command is rerun.")
-    rows = [[f["key"], f["kind"], f["attempts"], f["message"][:300]]
+    rows = [[f.key, f.kind, f.attempts, f.message[:300]]
             for f in [*failures, *step_failures]]
     report.table(["item or step", "kind", "attempts", "message"], rows)
 
 
-def _usage(report: HtmlReport, manifest: dict) -> None:
-    usage = manifest.get("usage") or {}
+def _usage(report: HtmlReport, manifest) -> None:
+    usage = manifest.usage
     if not usage:
         return
     report.heading("Model usage")
@@ -53,6 +54,6 @@ def _usage(report: HtmlReport, manifest: dict) -> None:
                  [[role, u["requests"], u["cached_requests"], u["prompt_tokens"],
                    u["completion_tokens"], sum(u["retries"].values()),
                    sum(u["failures"].values())] for role, u in usage.items()])
-    if manifest.get("estimated_cost_usd"):
-        report.paragraph(f"Estimated cost: ${manifest['estimated_cost_usd']:.4f} "
+    if manifest.estimated_cost_usd:
+        report.paragraph(f"Estimated cost: ${manifest.estimated_cost_usd:.4f} "
                          "(at the prices given on the command line).")

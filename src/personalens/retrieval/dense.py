@@ -24,7 +24,8 @@ __all__ = ["BUNDLED_MINILM", "DenseIndex", "DenseRetriever", "bundled_minilm_pat
 
 
 class DenseRetriever(Unheld):
-    def __init__(self, name: str, *, batch_size: int = 32, cache: EmbeddingCache | None = None):
+    def __init__(self, name: str, *, batch_size: int = 32, cache: EmbeddingCache | None = None,
+                 executor=None):
         self.name = name
         self.base_name, self.int8 = int8_encoder.split_int8(name)
         self.source, self.model_identity = resolve_model_source(self.base_name, name)
@@ -35,7 +36,7 @@ class DenseRetriever(Unheld):
         self.batch_size = batch_size
         self.cache = cache if cache is not None else EmbeddingCache.default()
         self._model = None
-        self.executor = None  # a distributed executor encodes on Ray Data (retrieval.ray_encoding)
+        self.executor = executor  # a distributed one encodes on Ray Data (retrieval.ray_encoding)
         self.encoded_texts = 0  # texts that missed the cache, for benchmarks and tests
 
     @property

@@ -6,18 +6,7 @@ driver's endpoint, limiter and usage ledger); they stay in the driver and still 
 
 import functools
 
-from personalens.retrieval.dense import DenseRetriever
-from personalens.retrieval.hybrid import HybridRetriever
 from personalens.retrieval.ranking import Document, Retriever
-
-
-def attach_executor(retriever: Retriever | None, executor) -> None:
-    """Dense encoders (alone or inside a hybrid) encode on `executor` when it is distributed."""
-    if isinstance(retriever, DenseRetriever):
-        retriever.executor = executor
-    elif isinstance(retriever, HybridRetriever):
-        for component, _ in retriever.components:
-            attach_executor(component, executor)
 
 
 def searches_remotely(name: str) -> bool:

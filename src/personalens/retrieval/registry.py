@@ -38,8 +38,10 @@ _NOT_FUSABLE = ("hybrid", "rerank-ce", "rerank-llm")
 
 
 def get_retriever(name: str, *, ledger: UsageLedger | None = None,
-                  endpoint: ModelSettings | None = None) -> Retriever:
+                  endpoint: ModelSettings | None = None, executor=None) -> Retriever:
     """The retriever a name stands for; InputError (one line) for a name that cannot work.
+
+    Dense encoders (alone or inside a hybrid) encode on `executor` when it is distributed.
 
     An LLM reranker's model uses `endpoint`'s settings (base URL, key variable, cache,
     concurrency, attempts, timeout) with its own spec, and records its usage in `ledger` under
@@ -52,7 +54,7 @@ def get_retriever(name: str, *, ledger: UsageLedger | None = None,
     family, colon, argument = name.partition(":")
     if family not in _FAMILIES and family != "rerank-llm":
         try:
-            return DenseRetriever(name)
+            return DenseRetriever(name, executor=executor)
         except InputError as exc:
             if "/" in name or os.path.exists(name):
                 raise  # a model or folder name the user meant as such: its own message says why
@@ -62,7 +64,7 @@ def get_retriever(name: str, *, ledger: UsageLedger | None = None,
                          f"default or {family}:<...>")
     if family == "rerank-llm":
         return _rerank_llm(argument or None, name, ledger, endpoint)
-    return _FAMILIES[family](argument or None, name)
+    return _FAMILIES[family](argument or None, name, executor)
 
 
 def unknown_name_hint(name: str) -> str:
@@ -73,24 +75,25 @@ def unknown_name_hint(name: str) -> str:
     return f"{guess}Retrievers personalens knows by name: {', '.join(known)}"
 
 
-def _splade(model: str | None, name: str) -> Retriever:
+def _splade(model: str | None, name: str, executor) -> Retriever:
     return SparseRetriever(model or SPLADE, name=name)
 
 
-def _colbert(model: str | None, name: str) -> Retriever:
+def _colbert(model: str | None, name: str, executor) -> Retriever:
     return LateInteractionRetriever(model or COLBERT, name=name)
 
 
-def _hybrid(spec: str | None, name: str) -> Retriever:
+def _hybrid(spec: str | None, name: str, executor) -> Retriever:
     components = parse_components(spec or DEFAULT_HYBRID, name)
     for component, _ in components:
         if component.partition(":")[0] in _NOT_FUSABLE:
             raise InputError(f"retriever {name!r}: {component!r} cannot be part of a hybrid "
                              "(only retrievers that score the whole corpus can)")
-    return HybridRetriever([(get_retriever(c), w) for c, w in components], name=name)
+    return HybridRetriever([(get_retriever(c, executor=executor), w) for c, w in components],
+                           name=name)
 
 
-def _rerank_ce(model: str | None, name: str) -> Retriever:
+def _rerank_ce(model: str | None, name: str, executor) -> Retriever:
     return RerankRetriever(CrossEncoderReranker(model or MS_MARCO_CROSS_ENCODER, name=name))
 
 
@@ -100,6 +103,6 @@ def _rerank_llm(spec: str | None, name: str, ledger: UsageLedger | None,
     return RerankRetriever(LLMReranker(lambda: settings.load("reranker", ledger), name=name))
 
 
-_FAMILIES: dict[str, Callable[[str | None, str], Retriever]] = {
+_FAMILIES: dict[str, Callable[[str | None, str, object], Retriever]] = {
     "splade": _splade, "colbert": _colbert, "hybrid": _hybrid, "rerank-ce": _rerank_ce,
 }

@@ -25,9 +25,20 @@ class Failure(pydantic.BaseModel):
 
 
 class ItemFailure(Failure):
-    """A failed item as metrics.json lists it: its key beside the failure."""
+    """A failed item (or step) as metrics.json lists it: its key beside the failure.
+
+    Read from a run directory it also carries what the item produced before it failed
+    (`data`) and the failed steps it came through; neither is written to metrics.json.
+    """
 
     key: str
+    data: dict = pydantic.Field(default_factory=dict, exclude=True)
+    failed_steps: list[str] = pydantic.Field(default_factory=list, exclude=True)
+
+    @property
+    def failure(self) -> Failure:
+        return Failure(kind=self.kind, message=self.message, attempts=self.attempts,
+                       final=self.final)
 
 
 class RecordedFailure(Exception):

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from personalens.errors import InputError
-from personalens.runs.failures import RecordedFailure
+from personalens.report.run_page import run_page
+from personalens.runs.failures import ItemFailure, RecordedFailure
 from personalens.runs.item_records import ItemRecords
 from personalens.runs.lens import Lens, Metrics, RunContext, Tally
 from personalens.runs.progress import ItemProgress
@@ -57,7 +58,7 @@ def run_lens(lens: Lens, out: Path, *, progress: bool = True) -> Outcome:
         # Every finished item is already on disk; the same command picks up from there.
         how = "terminated (SIGTERM)" if terminated else "interrupted"
         print(f"personalens: {how}; rerun the same command to resume: "
-              f"{run.manifest.get('command', '')}".rstrip(": "), file=sys.stderr)
+              f"{run.manifest.command}".rstrip(": "), file=sys.stderr)
         raise SystemExit(TERMINATED if terminated else INTERRUPTED) from None
     finally:
         _write_usage(run, lens)
@@ -95,7 +96,8 @@ async def _lifecycle(lens: Lens, run: RunDirectory, progress: ItemProgress) -> O
         progress.start(total=len(items), completed=len(items) - len(todo))
         await lens.prepare(todo)
         await _run_items(lens, todo, steps, progress)
-        records = ItemRecords([item.key for item in items], steps.done, steps.failed_items)
+        records = ItemRecords([item.key for item in items], steps.done, steps.failed_items,
+                              lens.record_model)
         await lens.finish(records)  # may still call models (cross-item steps), so before aclose
     finally:
         progress.stop()
@@ -103,8 +105,10 @@ async def _lifecycle(lens: Lens, run: RunDirectory, progress: ItemProgress) -> O
     tally = _tally(items, records, steps)
     metrics = lens.summarise(records, tally)
     _write_usage(run, lens)
-    run.manifest["status"] = "complete" if tally.complete else "incomplete"  # for the report
-    report = lens.render_report(metrics, tally, run.manifest, records)
+    run.manifest.status = "complete" if tally.complete else "incomplete"  # for the report
+    report = run_page(lens.title, tally, run.manifest, summary=lens.summary_line(metrics),
+                      sections=lambda page: lens.report_sections(page, metrics, records),
+                      browser=lens.browser(records))
     run.write_outputs(metrics.to_json(), report)
     return Outcome(metrics, run.path, tally)
 
@@ -123,11 +127,13 @@ async def _run_items(lens: Lens, todo: list, steps: StepStore,
 
     async def one(item) -> None:
         async with limit:
+            schema = lens.record_model.schema_tag()
             try:
-                record = {**await lens.run_item(item), "key": item.key, "status": "ok"}
+                record = {**(await lens.run_item(item)).fields(), "key": item.key,
+                          "status": "ok", "schema": schema}
             except RecordedFailure as exc:
-                record = {**exc.data, "key": item.key, "status": "failed",
-                          "error": exc.failure.model_dump(),
+                record = {**_plain(exc.data), "key": item.key, "status": "failed",
+                          "schema": schema, "error": exc.failure.model_dump(),
                           **({"failed_steps": exc.steps} if exc.steps else {})}
             steps.append(record, item=True)
             progress.advance(failed=record["status"] != "ok")
@@ -143,16 +149,15 @@ def _tally(items: list, records: ItemRecords, steps: StepStore) -> Tally:
     failed = records.failures()
     # A step whose failure failed an item is listed once, as the item (its record names the
     # steps the failure came through).
-    carried = {key for record in failed for key in record.get("failed_steps", ())}
-    return Tally(n_planned=len(items), n_recorded=len(records),
-                 failures=[_flat(record) for record in failed],
-                 step_failures=[_flat(f) for f in steps.failures
+    carried = {key for failure in failed for key in failure.failed_steps}
+    return Tally(n_planned=len(items), n_recorded=len(records), failures=failed,
+                 step_failures=[ItemFailure(key=f["key"], **f["error"]) for f in steps.failures
                                 if f["key"] not in item_keys and f["key"] not in carried])
 
 
-def _flat(record: dict) -> dict:
-    """A failed record as metrics.json lists it: {key, kind, message, attempts}."""
-    return {"key": record["key"], **record["error"]}
+def _plain(data) -> dict:
+    """What a failed item produced, as JSON fields (a partial record model, or a dict)."""
+    return data.fields() if hasattr(data, "fields") else dict(data)
 
 
 def _write_usage(run: RunDirectory, lens: Lens) -> None:

@@ -1,21 +1,28 @@
-"""The contract between a lens and the run harness.
+"""The contract between a lens and the run harness (contract v2, docs/architecture.md).
 
-A lens supplies its options (validated in its constructor, before anything is written), its
-identity, `plan()`, `run_item()`, `summarise()` and its report sections. The harness
-(`runs.harness.run_lens`) does everything else: run directory, resume, retries of failed
-items, concurrency, progress, usage and cost, Ctrl-C, exit status, metrics.json, report.html
-and the manifest. See docs/architecture.md.
+A lens is `Lens[Options, Record, Metrics]`: its declared options (`runs.options.LensOptions`,
+validated before anything is written), its identity (derived from the options, plus the
+dataset's hash), `plan()`, `run_item()` returning its record model, `summarise()` and its
+report's parts (summary line, sections, browser). The harness (`runs.harness.run_lens`) does
+everything else: run directory, resume, retries of failed items, concurrency, progress, usage
+and cost, Ctrl-C, exit status, metrics.json, report.html and the manifest.
 """
 
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 import pydantic
 
+from personalens.report.html_report import HtmlReport
+from personalens.report.question_browser import BrowserItems
+from personalens.runs.failures import ItemFailure
 from personalens.runs.item_records import ItemRecords
+from personalens.runs.manifest import Manifest
+from personalens.runs.options import LensOptions
+from personalens.runs.records import LensRecord
 from personalens.runs.usage import UsageLedger
 
 if TYPE_CHECKING:
@@ -31,9 +38,12 @@ class Item(Protocol):
 
 
 class RunIdentity(pydantic.BaseModel):
-    """What identifies a run. Resuming onto a different config or dataset is refused."""
+    """What identifies a run: its options' identity and the dataset's hash (resuming onto a
+    change in either is refused), and what the manifest says about it besides."""
 
-    config: dict[str, Any]
+    model_config = pydantic.ConfigDict(arbitrary_types_allowed=True)
+
+    options: LensOptions
     dataset_hash: str | None = None
     seeds: dict[str, int] = {}
     models: dict[str, str] = {}  # role -> spec
@@ -42,13 +52,13 @@ class RunIdentity(pydantic.BaseModel):
     command: str = pydantic.Field(default_factory=lambda: " ".join(["personalens",
                                                                     *sys.argv[1:]]))
 
-    def manifest(self, versions: dict[str, str]) -> dict[str, Any]:
-        # The dataset's hash is part of the config, so resuming over changed files is refused.
-        config = {**self.config, "dataset_hash": self.dataset_hash} if self.dataset_hash else \
-            self.config
-        return {"command": self.command, "config": config, "versions": versions,
-                "dataset_hash": self.dataset_hash, "seeds": self.seeds, "models": self.models,
-                "endpoints": self.endpoints, **self.extra}
+    def manifest(self, versions: dict[str, str]) -> Manifest:
+        config = self.options.identity()
+        if self.dataset_hash:
+            config["dataset_hash"] = self.dataset_hash
+        return Manifest(command=self.command, config=config, versions=versions,
+                        dataset_hash=self.dataset_hash, seeds=self.seeds, models=self.models,
+                        endpoints=self.endpoints, **self.extra)
 
 
 class Tally(pydantic.BaseModel):
@@ -56,8 +66,8 @@ class Tally(pydantic.BaseModel):
 
     n_planned: int
     n_recorded: int
-    failures: list[dict]  # {key, kind, message, attempts} per failed item
-    step_failures: list[dict]  # the same, per failed step that is not an item
+    failures: list[ItemFailure]  # per failed item
+    step_failures: list[ItemFailure]  # per failed step that is not an item
 
     @property
     def n_failed(self) -> int:
@@ -85,14 +95,20 @@ class Metrics(pydantic.BaseModel):
 
 @dataclass
 class RunContext:
-    """What the harness hands a lens at setup: the run directory and its step store."""
+    """What the harness hands a lens at setup: the run directory and its step store. Build
+    what needs the step store here, passing it to the constructor."""
 
     run: "RunDirectory"
     steps: "StepStore"
     progress: Any
 
 
-class Lens(ABC):
+Options = TypeVar("Options", bound=LensOptions)
+Record = TypeVar("Record", bound=LensRecord)
+M = TypeVar("M", bound=Metrics)
+
+
+class Lens(ABC, Generic[Options, Record, M]):
     """Subclass this; implement the abstract methods, override the optional hooks.
 
     `prices` (role -> USD per million tokens in, out) turn the usage ledger into the
@@ -102,8 +118,10 @@ class Lens(ABC):
     name = "run"  # the progress bar's label
     title = "personalens"  # the report's title
     concurrency = 32  # items in flight at once
+    record_model: ClassVar[type[LensRecord]] = LensRecord
 
-    def __init__(self, prices: dict[str, tuple[float, float]] | None = None):
+    def __init__(self, options: Options, prices: dict[str, tuple[float, float]] | None = None):
+        self.options = options
         self.ledger = UsageLedger()
         self.prices = prices or {}
 
@@ -111,7 +129,8 @@ class Lens(ABC):
     def identity(self) -> RunIdentity: ...
 
     async def setup(self, context: RunContext) -> None:
-        """Work before the plan exists (multi-step lenses: their first steps)."""
+        """Work before the plan exists (multi-step lenses: their first steps), and building
+        what needs the step store."""
         return None
 
     @abstractmethod
@@ -122,10 +141,10 @@ class Lens(ABC):
         return None
 
     @abstractmethod
-    async def run_item(self, item: Any) -> dict:
-        """The item's record fields; raise a RecordedFailure when it fails for good."""
+    async def run_item(self, item: Any) -> Record:
+        """The item's record; raise a RecordedFailure when it fails for good."""
 
-    async def finish(self, records: ItemRecords) -> None:
+    async def finish(self, records: ItemRecords[Record]) -> None:
         """Files the lens writes from its records (a built dataset)."""
         return None
 
@@ -133,12 +152,20 @@ class Lens(ABC):
     # size is bounded by what the lens keeps of each record: keep the fields a metric needs,
     # not the records (`list(records)` would hold them all).
     @abstractmethod
-    def summarise(self, records: ItemRecords, tally: Tally) -> Metrics: ...
+    def summarise(self, records: ItemRecords[Record], tally: Tally) -> M: ...
 
     @abstractmethod
-    def render_report(self, metrics: Metrics, tally: Tally, manifest: dict,
-                      records: ItemRecords) -> str:
-        """report.html: the lens's sections inside `report.run_page`'s shared frame."""
+    def summary_line(self, metrics: M) -> str:
+        """The report's first line: the data, the models, how many items."""
+
+    def report_sections(self, report: HtmlReport, metrics: M,
+                        records: ItemRecords[Record]) -> None:
+        """The lens's own parts of report.html (tables, plots), between status and browser."""
+        return None
+
+    def browser(self, records: ItemRecords[Record]) -> BrowserItems | None:
+        """Entries of the report's item browser (None: no browser)."""
+        return None
 
     async def aclose(self) -> None:
         """Release models and retrievers (called on the run's loop, also after Ctrl-C)."""

@@ -10,6 +10,7 @@ from typing import Any
 
 from personalens.errors import InputError
 from personalens.runs.atomic import write_atomic
+from personalens.runs.manifest import CONTRACT, Manifest
 from personalens.runs.record_log import RecordLog
 from personalens.runs.stored_records import StoredRecords, scan
 
@@ -23,7 +24,7 @@ LOCK = ".lock"
 class RunDirectory:
     """Open with `RunDirectory.open`; the directory stays locked until `close`."""
 
-    def __init__(self, path: Path, lock_fd: int, manifest: dict[str, Any]):
+    def __init__(self, path: Path, lock_fd: int, manifest: Manifest):
         self.path = path
         self._lock_fd = lock_fd
         self.manifest = manifest
@@ -31,10 +32,10 @@ class RunDirectory:
         self._stored: StoredRecords | None = None  # set by successful_records
 
     @classmethod
-    def open(cls, path: Path, manifest: dict[str, Any]) -> "RunDirectory":
+    def open(cls, path: Path, manifest: Manifest) -> "RunDirectory":
         """Create or resume the run at `path`; refuse one that another process is writing.
 
-        `manifest["config"]` identifies the run: resuming with a different config is refused,
+        `manifest.config` identifies the run: resuming with a different config is refused,
         because mixing records of two configurations would make every metric meaningless.
         """
         if path.exists() and not path.is_dir():
@@ -48,16 +49,14 @@ class RunDirectory:
             raise InputError("run directory is being written by another process; wait for it "
                              "or choose another --out", where=str(path)) from None
         previous = _read_manifest(path / MANIFEST)
-        if previous is not None and previous.get("config") != manifest.get("config"):
+        refusal = _refusal(previous, manifest)
+        if refusal:
             fcntl.flock(lock_fd, fcntl.LOCK_UN)
             os.close(lock_fd)
-            raise InputError("run directory holds a run with a different configuration; "
-                             "resume it with the same options or choose another --out",
-                             where=str(path))
-        manifest = dict(manifest)
-        manifest["started_at"] = (previous or {}).get("started_at", _now())
-        manifest["sessions"] = (previous or {}).get("sessions", 0) + 1
-        manifest["status"] = "running"
+            raise InputError(refusal, where=str(path))
+        manifest = manifest.model_copy(update={
+            "started_at": (previous or {}).get("started_at", _now()),
+            "sessions": (previous or {}).get("sessions", 0) + 1, "status": "running"})
         run = cls(path, lock_fd, manifest)
         # Token usage of earlier sessions, so totals and cost cover the whole run after resumes.
         run.previous_usage = (previous or {}).get("usage", {})
@@ -65,8 +64,10 @@ class RunDirectory:
         return run
 
     def write_manifest(self, **updates: Any) -> None:
-        self.manifest.update(updates)
-        write_atomic(self.path / MANIFEST, json.dumps(self.manifest, indent=2, sort_keys=True))
+        for name, value in updates.items():
+            setattr(self.manifest, name, value)
+        write_atomic(self.path / MANIFEST, json.dumps(self.manifest.to_json(), indent=2,
+                                                      sort_keys=True))
 
     def records(self) -> dict[str, dict[str, Any]]:
         """Every record by key, failed ones too (a later record for a key replaces an earlier
@@ -181,6 +182,21 @@ def _rewrite(path: Path, keep: dict[str, tuple[int, int]]) -> dict[str, tuple[in
     finally:
         old.close()
     return places
+
+
+def _refusal(previous: dict[str, Any] | None, manifest: Manifest) -> str | None:
+    """Why the run at hand cannot continue the one on disk (None: it can)."""
+    if previous is None:
+        return None
+    if previous.get("contract", 1) != CONTRACT:
+        return (f"run directory was written by an earlier personalens (lens contract "
+                f"{previous.get('contract', 1)}, now {CONTRACT}), whose options were identified "
+                "differently, so it cannot be resumed; its files are untouched: finish it with "
+                "the personalens that wrote it or choose another --out")
+    if previous.get("config") != manifest.config:
+        return ("run directory holds a run with a different configuration; resume it with the "
+                "same options or choose another --out")
+    return None
 
 
 def _read_manifest(path: Path) -> dict[str, Any] | None:

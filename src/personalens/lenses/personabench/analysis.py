@@ -4,10 +4,16 @@ Means are over successful records; failed items are counted and listed, never sc
 """
 
 from collections import Counter
-from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
+from personalens.lenses.personabench.records import (
+    AnswerScores,
+    PersonabenchRecord,
+    RetrievalScores,
+)
+from personalens.runs import ItemFailure, ItemRecords
 from personalens.stats import mean_ci
 
 CATEGORIES = ("basic", "preference_easy", "preference_hard", "social")
@@ -26,18 +32,38 @@ def _with_ci(values: dict[str, list[float]]) -> dict:
     return out
 
 
-def _by_category(records: list[dict], section: str, fields: tuple[str, ...]) -> dict:
+@dataclass(frozen=True)
+class _Scored:
+    """What the metrics read of a record; the rest (question, retrieved ids, answer text) is
+    left on disk, so summarising a large run holds a few numbers per record."""
+
+    key: str
+    retriever: str
+    noise: str
+    category: str
+    retrieval: RetrievalScores
+    end_to_end: AnswerScores | None
+    outdated_recall: float | None
+    failure: ItemFailure | None  # the item failed (answering, after retrieval)
+
+
+def _scored(record: PersonabenchRecord, failure: ItemFailure | None = None) -> _Scored:
+    return _Scored(record.key, record.retriever, record.noise, record.category,
+                   record.retrieval, record.end_to_end, record.outdated_recall, failure)
+
+
+def _by_category(records: list[_Scored], section: str, fields: tuple[str, ...]) -> dict:
     out = {}
     for name in (*CATEGORIES, "overall"):
-        chosen = [r for r in records if name == "overall" or r["category"] == name]
-        out[name] = {**_with_ci({f: [r[section][f] for r in chosen] for f in fields}),
-                     "n": len(chosen)}
+        chosen = [r for r in records if name == "overall" or r.category == name]
+        out[name] = {**_with_ci({f: [getattr(getattr(r, section), f) for r in chosen]
+                                 for f in fields}), "n": len(chosen)}
     return out
 
 
-def _info_updating(records: list[dict]) -> dict:
+def _info_updating(records: list[_Scored]) -> dict:
     """1 - the share of outdated words still repeated, over questions that had an update."""
-    outdated = [r["outdated_recall"] for r in records if "outdated_recall" in r]
+    outdated = [r.outdated_recall for r in records if r.outdated_recall is not None]
     scored = _with_ci({"outdated_recall": outdated, "score": [1.0 - v for v in outdated]})
     mean = scored["outdated_recall"]
     return {"outdated_recall": mean, "n": len(outdated),
@@ -45,13 +71,13 @@ def _info_updating(records: list[dict]) -> dict:
             "ci_high": scored["ci_high"]}
 
 
-def _condition(retriever: str, noise: str, records: list[dict], answered: bool) -> dict:
-    ok = [r for r in records if r["status"] == "ok"]
-    failed = [r for r in records if r["status"] != "ok"]
+def _condition(retriever: str, noise: str, records: list[_Scored], answered: bool) -> dict:
+    ok = [r for r in records if r.failure is None]
+    failed = [r.failure for r in records if r.failure is not None]
     result = {
         "retriever": retriever, "noise": float(noise), "n_items": len(records),
         "n_failed": len(failed),
-        "failures_by_kind": dict(Counter(r["error"]["kind"] for r in failed)),
+        "failures_by_kind": dict(Counter(f.kind for f in failed)),
         # Retrieval succeeded even where answering failed, so every record counts here.
         "retrieval": _by_category(records, "retrieval", ("recall", "ndcg")),
     }
@@ -61,20 +87,23 @@ def _condition(retriever: str, noise: str, records: list[dict], answered: bool) 
     return result
 
 
-# What the metrics read of a record; the rest (question, retrieved ids, answer text) is left
-# on disk, so summarising a large run holds a few numbers per record.
-_SCORED = ("key", "status", "retriever", "noise", "category", "retrieval", "end_to_end",
-           "outdated_recall", "error")
-
-
-def summarise(records: Iterable[dict], *, n_planned: int, answered: bool) -> dict:
-    records = sorted(({f: r[f] for f in _SCORED if f in r} for r in records),
-                     key=lambda r: r["key"])
-    groups: dict[tuple[str, str], list[dict]] = {}
-    for r in records:
-        groups.setdefault((r["retriever"], r["noise"]), []).append(r)
+def summarise(records: ItemRecords[PersonabenchRecord], *, n_planned: int,
+              answered: bool) -> dict:
+    scored, failures = [], []
+    for record in records:
+        if isinstance(record, ItemFailure):
+            failures.append(record)
+            produced = records.produced(record)
+            if produced is not None:  # its retrieval counts
+                scored.append(_scored(produced, record))
+        else:
+            scored.append(_scored(record))
+    scored.sort(key=lambda r: r.key)
+    groups: dict[tuple[str, str], list[_Scored]] = {}
+    for r in scored:
+        groups.setdefault((r.retriever, r.noise), []).append(r)
     conditions = [_condition(ret, noise, rs, answered) for (ret, noise), rs in groups.items()]
-    failures = [{"key": r["key"], **r["error"]} for r in records if r["status"] != "ok"]
+    failures.sort(key=lambda f: f.key)
     metrics = {
         "n_planned": n_planned,
         "n_recorded": len(records),

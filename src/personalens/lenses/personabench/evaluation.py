@@ -8,6 +8,12 @@ from personalens.lenses.personabench.answering import (
     answer_messages,
     prompt_digest,
 )
+from personalens.lenses.personabench.records import (
+    AnswerScores,
+    PersonabenchRecord,
+    RetrievalScores,
+    TokenUsage,
+)
 from personalens.lenses.personabench.scoring import (
     category,
     outdated_recall,
@@ -83,9 +89,9 @@ class Evaluation:
         for item in items:
             self._groups.setdefault(_group_key(item), []).append(item)
 
-    async def record(self, item: Item) -> dict:
-        """The item's record fields; RecordedFailure (with the retrieval scores) if answering
-        fails for good."""
+    async def record(self, item: Item) -> PersonabenchRecord:
+        """The item's record; RecordedFailure (with the retrieval scores) if answering fails
+        for good."""
         key = _group_key(item)
         if key not in self._retrieved:
             self._retrieved[key] = asyncio.ensure_future(self._retrieve_group(key))
@@ -98,12 +104,12 @@ class Evaluation:
         # The prompt is k session texts: the record keeps its digest, and the report rebuilds
         # it from the retrieved ids and the data (checked against the digest).
         messages = answer_messages(item.question.question, [by_id[i].text for i in ids])
-        record["prompt_sha256"] = prompt_digest(messages)
+        record.prompt_sha256 = prompt_digest(messages)
         try:
-            record.update(await self._answer(item.question, messages))
+            answer = await self._answer(item.question, messages)
         except ModelCallFailed as exc:
-            raise exc.with_data(record) from exc
-        return record
+            raise exc.with_data(record.fields()) from exc
+        return PersonabenchRecord(**record.model_dump(exclude_unset=True), **answer)
 
     async def _retrieve_group(self, key: tuple) -> dict[str, list[str]]:
         group = self._groups[key]
@@ -131,10 +137,10 @@ class Evaluation:
         scores = score_answer(q.answer, completion.text)
         out = {
             "prediction": completion.text,
-            "end_to_end": {"precision": scores.precision, "recall": scores.recall,
-                           "f1": scores.f1},
-            "usage": {"prompt_tokens": completion.usage.prompt_tokens,
-                      "completion_tokens": completion.usage.completion_tokens},
+            "end_to_end": AnswerScores(precision=scores.precision, recall=scores.recall,
+                                       f1=scores.f1),
+            "usage": TokenUsage(prompt_tokens=completion.usage.prompt_tokens,
+                                completion_tokens=completion.usage.completion_tokens),
             "cached": completion.cached,
         }
         if q.outdated_value is not None:
@@ -155,13 +161,14 @@ def _group_key(item: Item) -> tuple:
     return (item.retriever, item.community.name, item.noise, item.person)
 
 
-def _retrieval_record(item: Item, ids: list[str], alternatives: dict[str, list[str]]) -> dict:
+def _retrieval_record(item: Item, ids: list[str],
+                      alternatives: dict[str, list[str]]) -> PersonabenchRecord:
     q = item.question
     retrieval = score_retrieval(ids, alternatives)
-    return {
-        "community": item.community.name, "noise": item.noise, "retriever": item.retriever,
-        "person": item.person, "q_id": q.q_id, "question": q.question, "type": q.type,
-        "difficulty": q.difficulty, "category": category(q.type, q.difficulty),
-        "answer": q.answer, "outdated_value": q.outdated_value, "ground_truth": alternatives,
-        "retrieved_ids": ids, "retrieval": {"recall": retrieval.recall, "ndcg": retrieval.ndcg},
-    }
+    return PersonabenchRecord(
+        community=item.community.name, noise=item.noise, retriever=item.retriever,
+        person=item.person, q_id=q.q_id, question=q.question, type=q.type,
+        difficulty=q.difficulty, category=category(q.type, q.difficulty),
+        answer=q.answer, outdated_value=q.outdated_value,
+        ground_truth=alternatives, retrieved_ids=ids,
+        retrieval=RetrievalScores(recall=retrieval.recall, ndcg=retrieval.ndcg))

@@ -2,18 +2,22 @@
 browser of every question with what was retrieved, what the model said and the gold answer."""
 
 import json
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from personalens.lenses.personabench.analysis import CATEGORIES
 from personalens.lenses.personabench.answering import ANSWER_PARAMS, answer_messages, prompt_digest
 from personalens.lenses.personabench.metrics import Condition, PersonabenchMetrics, Scores
+from personalens.lenses.personabench.records import PersonabenchRecord
 from personalens.lenses.personabench.scoring import answer_words
 from personalens.population.release_reader import Community, Session
+from personalens.runs import ItemFailure, ItemRecords
 from personalens.report import (
     ENTRY_LIMIT,
     BrowserEntry,
     BrowserItems,
     HtmlReport,
+    failure_fields,
     first_entries,
     grouped_bars,
     line_plot,
@@ -84,7 +88,7 @@ def _bounds(low: float | None, high: float | None) -> str | None:
     return None if low is None or high is None else f"{low:.3f}–{high:.3f}"
 
 
-def browser_entries(records: Collection[dict],
+def browser_entries(records: ItemRecords[PersonabenchRecord],
                     communities: Iterable[Community] = ()) -> BrowserItems:
     """One entry per question and condition, wrong and failed answers first.
 
@@ -99,8 +103,24 @@ def browser_entries(records: Collection[dict],
     sessions = _Sessions(communities)
     per_entry = min(ENTRY_CHARS, max(MIN_ENTRY_CHARS,
                                      TEXT_BUDGET // max(1, min(len(records), ENTRY_LIMIT))))
-    return first_entries(((_wrong_first(r), _entry(r, sessions, per_entry)) for r in records),
-                         FACETS)
+
+    def shown(item: PersonabenchRecord | ItemFailure) -> _Shown:
+        if isinstance(item, ItemFailure):
+            return _Shown(item.key, records.produced(item), item)
+        return _Shown(item.key, item, None)
+
+    return first_entries(((_wrong_first(s), _entry(s, sessions, per_entry))
+                          for s in map(shown, records)), FACETS)
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """One browser entry's item: its record (for a failed item, what it produced), its
+    failure."""
+
+    key: str
+    record: PersonabenchRecord | None
+    failure: ItemFailure | None
 
 
 # Session text shown per entry: the whole browser stays near TEXT_BUDGET characters, however
@@ -118,8 +138,8 @@ class _Sessions:
         self._communities = {c.name: c for c in communities}
         self._by_id: dict[tuple, dict[str, Session]] = {}
 
-    def of(self, record: dict) -> dict[str, Session]:
-        key = (record.get("community"), record.get("noise"), record.get("person"))
+    def of(self, record: PersonabenchRecord) -> dict[str, Session]:
+        key = (record.community, record.noise, record.person)
         if key not in self._by_id:
             community = self._communities.get(key[0])
             level = community.levels.get(key[1]) if community else None
@@ -128,18 +148,19 @@ class _Sessions:
         return self._by_id[key]
 
 
-def _outcome(record: dict) -> str:
-    if record["status"] != "ok":
+def _outcome(shown: _Shown) -> str:
+    record = shown.record
+    if shown.failure is not None or record is None:
         return "failed"
-    if "end_to_end" in record:
+    if record.end_to_end is not None:
         # Correct: every gold word is in the answer (extra words cost precision, not this).
-        return "correct" if record["end_to_end"]["recall"] == 1.0 else "incorrect"
-    return "all found" if record["retrieval"]["recall"] == 1.0 else "missed some"
+        return "correct" if record.end_to_end.recall == 1.0 else "incorrect"
+    return "all found" if record.retrieval.recall == 1.0 else "missed some"
 
 
-def _wrong_first(record: dict) -> tuple:
+def _wrong_first(shown: _Shown) -> tuple:
     order = {"failed": 0, "incorrect": 1, "missed some": 1, "correct": 2, "all found": 2}
-    return order[_outcome(record)], record["key"]
+    return order[_outcome(shown)], shown.key
 
 
 def _json(value: object) -> str:
@@ -153,48 +174,44 @@ def _clip(text: str, limit: int, reader: str) -> str:
             f"shown in this report; {reader} all {len(text):,}]")
 
 
-def _entry(record: dict, sessions: _Sessions, per_entry: int) -> BrowserEntry:
-    question = record.get("question") or record["key"]
-    fields = [("question", f"{question}\n(question {record.get('q_id', '?')}: "
-                           f"{record.get('type', '?')}, {record.get('difficulty', '?')}; "
-                           f"scored as {record.get('category', '?')})"),
-              ("person", f"{record.get('person', '?')} (community {record.get('community', '?')}"
-                         f", noise {record.get('noise', '?')})")]
-    if "answer" in record:
-        gold = _json(record["answer"])
-        if record.get("outdated_value") is not None:
-            gold += (f"\noutdated value (the answer must not repeat it): "
-                     f"{_json(record['outdated_value'])}")
-        fields.append(("gold answer", gold))
-    if "retrieved_ids" in record:
-        fields += _retrieval_fields(record, sessions.of(record), per_entry)
-    if "prediction" in record:
-        fields += [("model answer", record["prediction"]),
-                   ("answer score", _answer_score(record))]
-    if record["status"] != "ok":
-        error = record["error"]
-        fields.append(("error", f"{error['kind']}: {error['message']}"))
+def _entry(shown: _Shown, sessions: _Sessions, per_entry: int) -> BrowserEntry:
+    record = shown.record
+    if record is None:  # failed before it produced a record's worth
+        return BrowserEntry(title=shown.key, fields=[
+            *failure_fields(shown.failure),
+            ("stopped at", "before retrieval finished: nothing was retrieved or asked")],
+            facets={"category": "", "outcome": "failed", "condition": "?"})
+    fields = [("question", f"{record.question}\n(question {record.q_id}: {record.type}, "
+                           f"{record.difficulty}; scored as {record.category})"),
+              ("person", f"{record.person} (community {record.community}, noise "
+                         f"{record.noise})")]
+    gold = _json(record.answer)
+    if record.outdated_value is not None:
+        gold += (f"\noutdated value (the answer must not repeat it): "
+                 f"{_json(record.outdated_value)}")
+    fields.append(("gold answer", gold))
+    fields += _retrieval_fields(record, sessions.of(record), per_entry)
+    if record.answered:
+        fields += [("model answer", record.prediction), ("answer score", _answer_score(record))]
+    if shown.failure is not None:
+        fields += failure_fields(shown.failure)
         fields.append(("stopped at", _stopped_at(record)))
-    noise = record.get("noise")
-    return BrowserEntry(title=question, fields=fields, facets={
-        "category": record.get("category") or "", "outcome": _outcome(record),
-        "condition": f"{record.get('retriever', '?')} @ noise "
-                     f"{float(noise):g}" if noise is not None else record.get("retriever", "?")})
+    return BrowserEntry(title=record.question, fields=fields, facets={
+        "category": record.category, "outcome": _outcome(shown),
+        "condition": f"{record.retriever} @ noise {float(record.noise):g}"})
 
 
-def _stopped_at(record: dict) -> str:
-    if "retrieved_ids" not in record:
-        return "before retrieval finished: nothing was retrieved or asked"
-    if "prompt_sha256" in record and "prediction" not in record:
+def _stopped_at(record: PersonabenchRecord) -> str:
+    if record.prompt_sha256 is not None and not record.answered:
         return ("answering: the sessions above were retrieved and the prompt above was sent; "
                 "the model gave no answer, so this question is not scored end to end (its "
                 "retrieval scores count)")
     return "after retrieval"
 
 
-def _retrieval_fields(record: dict, by_id: dict[str, Session],
+def _retrieval_fields(record: PersonabenchRecord, by_id: dict[str, Session],
                       per_entry: int) -> list[tuple[str, str]]:
-    ids, alternatives = record["retrieved_ids"], record.get("ground_truth") or {}
+    ids, alternatives = record.retrieved_ids, record.ground_truth
     gold_of: dict[str, list[str]] = {}
     for item, options in alternatives.items():
         for segment in options:
@@ -205,7 +222,7 @@ def _retrieval_fields(record: dict, by_id: dict[str, Session],
     gold_lines = [f"{item}: " + ", ".join(
         f"{s} (retrieved at rank {rank[s]})" if s in rank else f"{s} (not retrieved)"
         for s in options) for item, options in alternatives.items()]
-    answered = "prompt_sha256" in record
+    answered = record.prompt_sha256 is not None
     limit = min(SESSION_CHARS, max(200, per_entry // max(1, len(ids))))
     reader = "the model received" if answered else "the retriever indexed"
     lines = []
@@ -220,15 +237,15 @@ def _retrieval_fields(record: dict, by_id: dict[str, Session],
             lines.append(f"{head}\n(text not available: this session is not in the loaded data)")
         else:
             lines.append(f"{head}\n{_clip(session.text, limit, reader)}\n")
-    label = f"retrieved by {record.get('retriever', '?')} (top {len(ids)})"
+    label = f"retrieved by {record.retriever} (top {len(ids)})"
     if answered:
         label += ", their texts are the prompt's excerpts [1]…"
-    scores = record.get("retrieval") or {}
+    scores = record.retrieval
     found = [item for item, options in alternatives.items() if any(s in rank for s in options)]
     fields = [("gold sessions (any one of an item's sessions counts)", "\n".join(gold_lines)),
               (label, "\n".join(lines).rstrip()),
-              ("retrieval score", f"recall {scores.get('recall', 0):.3f}, nDCG "
-                                  f"{scores.get('ndcg', 0):.3f}: {len(found)} of "
+              ("retrieval score", f"recall {scores.recall:.3f}, nDCG "
+                                  f"{scores.ndcg:.3f}: {len(found)} of "
                                   f"{len(alternatives)} answer item(s) found in the top "
                                   f"{len(ids)} (each the best over every way of picking one "
                                   "gold session per item)")]
@@ -237,42 +254,41 @@ def _retrieval_fields(record: dict, by_id: dict[str, Session],
     return fields
 
 
-def _prompt_field(record: dict, ids: list[str], by_id: dict[str, Session],
+def _prompt_field(record: PersonabenchRecord, ids: list[str], by_id: dict[str, Session],
                   limit: int) -> tuple[str, str]:
     params = ", ".join(f"{k} {v:g}" for k, v in ANSWER_PARAMS.items())
     missing = [s for s in dict.fromkeys(ids) if s not in by_id]
     if missing:
         return (f"prompt sent to the answering model ({params})",
                 f"cannot be rebuilt: session(s) {', '.join(missing)} are not in the loaded data "
-                f"(sha256 of the prompt sent: {record['prompt_sha256']})")
+                f"(sha256 of the prompt sent: {record.prompt_sha256})")
     texts = [by_id[s].text for s in ids]
-    sent = prompt_digest(answer_messages(record["question"], texts)) == record["prompt_sha256"]
+    sent = prompt_digest(answer_messages(record.question, texts)) == record.prompt_sha256
     check = ("rebuilt from the data; identical to the prompt sent (sha256)" if sent else
              "rebuilt from the data, but NOT identical to the prompt sent: the data or "
              "personalens changed since the run")
-    shown = answer_messages(record["question"], [_clip(t, limit, "the model received")
+    shown = answer_messages(record.question, [_clip(t, limit, "the model received")
                                                  for t in texts])
     body = "\n\n".join(f"── {m['role']} ──\n{m['content']}" for m in shown)
     return f"prompt sent to the answering model ({params}; {check})", body
 
 
-def _answer_score(record: dict) -> str:
-    gold, predicted = answer_words(record["answer"]), answer_words(record["prediction"])
-    e2e = record["end_to_end"]
+def _answer_score(record: PersonabenchRecord) -> str:
+    gold, predicted = answer_words(record.answer), answer_words(record.prediction)
+    e2e = record.end_to_end
     lines = [f"gold words: {' '.join(sorted(gold)) or '(none)'}",
              f"answer words: {' '.join(sorted(predicted)) or '(none)'}",
              f"in both: {' '.join(sorted(gold & predicted)) or '(none)'}",
-             f"precision {e2e['precision']:.3f} ({len(gold & predicted)}/{len(predicted)}), "
-             f"recall {e2e['recall']:.3f} ({len(gold & predicted)}/{len(gold)}), "
-             f"F1 {e2e['f1']:.3f}"]
-    if "outdated_recall" in record:
-        stale = answer_words(record["outdated_value"]) - gold
+             f"precision {e2e.precision:.3f} ({len(gold & predicted)}/{len(predicted)}), "
+             f"recall {e2e.recall:.3f} ({len(gold & predicted)}/{len(gold)}), "
+             f"F1 {e2e.f1:.3f}"]
+    if record.outdated_recall is not None:
+        stale = answer_words(record.outdated_value) - gold
         lines.append(f"outdated words: {' '.join(sorted(stale)) or '(none)'}; repeated: "
                      f"{' '.join(sorted(stale & predicted)) or '(none)'} (outdated-word "
-                     f"recall {record['outdated_recall']:.3f})")
-    usage = record.get("usage") or {}
-    if usage:
-        lines.append(f"tokens: {usage.get('prompt_tokens')} in, "
-                     f"{usage.get('completion_tokens')} out"
-                     + (" (from the response cache)" if record.get("cached") else ""))
+                     f"recall {record.outdated_recall:.3f})")
+    if record.usage is not None:
+        lines.append(f"tokens: {record.usage.prompt_tokens} in, "
+                     f"{record.usage.completion_tokens} out"
+                     + (" (from the response cache)" if record.cached else ""))
     return "\n".join(lines)

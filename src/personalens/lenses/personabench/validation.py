@@ -10,10 +10,13 @@ judge model with `--judge`. The lexical leak check is the generator's own
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated
 
 import pydantic
+import typer
 
 from personalens.models import ChatModel, complete_structured
+from personalens.models.role_set import RoleModels
 from personalens.population.release_reader import (
     Community,
     available_noises,
@@ -22,6 +25,7 @@ from personalens.population.release_reader import (
 )
 from personalens.population.reveal_check import leaked_items, queried_items, reveals
 from personalens.population.social_graph import INVERSE, check_graph, from_release_json
+from personalens.runs.options import user_path
 
 
 @dataclass
@@ -132,3 +136,22 @@ def _check_graph(path: Path, report: ValidationReport) -> None:
     report.errors += [f"{path.name} graph: {p}" for p in problems]
     report.summary.append(f"{path.name}: graph with {graph.number_of_nodes()} people, "
                           f"{graph.number_of_edges()} directed ties")
+
+
+def validate_command(
+    data: Annotated[Path, typer.Argument(parser=user_path,
+                                         help="A dataset in the release layout.")],
+    models: RoleModels,
+) -> None:
+    """Check a dataset: ids resolve, answers are revealed, noise leaks nothing, graph symmetric."""
+    import asyncio
+
+    judge = models["judge"]
+    report = asyncio.run(validate(data.resolve(), judge and judge.load("judge")))
+    for line in report.summary:
+        typer.echo(line)
+    for error in report.errors:
+        typer.echo(f"error: {error}", err=True)
+    typer.echo(f"{len(report.errors)} error(s)")
+    if report.errors:
+        raise typer.Exit(1)

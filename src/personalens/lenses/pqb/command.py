@@ -18,7 +18,6 @@ from personalens.lenses.pqb.report_page import (
 from personalens.models import ModelSettings
 from personalens.report.run_page import run_page
 from personalens.retrieval import get_retriever
-from personalens.retrieval.distributed import attach_executor
 from personalens.runs import (
     ItemRecords,
     Lens,
@@ -111,8 +110,7 @@ class PqbEval(Lens):
                     raise InputError(f"asin {record.asin} of item {group.parent_asin} is not in "
                                      f"the meta file {options.meta}", where=str(options.queries))
         self.retriever = get_retriever(options.retriever, ledger=self.ledger,
-                                       endpoint=options.endpoint)
-        attach_executor(self.retriever, options.executor)
+                                       endpoint=options.endpoint, executor=options.executor)
         self.ranked = _Ranked()
 
     def identity(self) -> RunIdentity:

@@ -1,0 +1,121 @@
+"""Commands built from what a lens declares: its options model, its roles and its runner.
+
+A declared run command's flags, defaults and help come from the options model's fields (see
+`runs.options`); its role flags from the model's `roles` (`cli.model_options`). The command
+validates the options (one line and exit 2 for a bad value), runs, prints where the report is
+and exits 3 while the run is incomplete. A lens's other commands (validate, compare) are typer
+functions in its package, given their role options the same way.
+"""
+
+import importlib
+import inspect
+import types
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import pydantic
+import typer
+from pydantic_core import PydanticUndefined
+
+from personalens.cli.model_options import model_roles
+from personalens.cli.path_options import path_argument, path_option
+from personalens.cli.run_output import report_outcome
+from personalens.lenses.commands import DeclaredCommand, LensCommands, TyperCommand
+
+
+def lens_app(lens: LensCommands) -> typer.Typer:
+    """The lens's sub-command group: every command it declares."""
+    app = typer.Typer(help=lens.help, no_args_is_help=True, rich_markup_mode=None)
+    for command in lens.commands:
+        if isinstance(command, DeclaredCommand):
+            app.command(command.name)(declared(command))
+        else:
+            app.command(command.name)(plain(command))
+    return app
+
+
+def declared(command: DeclaredCommand) -> Callable:
+    """A typer command for a declared run command."""
+    options_model = command.options_model()
+    roles = getattr(options_model, "roles", ())
+    # The command's own options first, then those it shares (the executor's).
+    names = sorted(options_model.model_fields,
+                   key=lambda name: name not in options_model.__annotations__)
+    fields = {name: options_model.model_fields[name] for name in names
+              if _extra(options_model.model_fields[name]).get("cli", True)}
+
+    def run(**values: Any) -> None:
+        models = values.pop("models", None)
+        given = {name: value for name, value in values.items() if value is not None}
+        options = options_model.parse(**given, **({"models": models} if roles else {}))
+        report_outcome(_resolve(command.run)(options))
+
+    parameters = [_parameter(name, field) for name, field in fields.items()]
+    if roles:
+        parameters.append(inspect.Parameter("models", inspect.Parameter.KEYWORD_ONLY))
+    run.__signature__ = inspect.Signature(parameters)
+    run.__doc__ = command.help
+    run.__name__ = command.name.replace("-", "_")
+    return model_roles(*roles)(run) if roles else run
+
+
+def plain(command: TyperCommand) -> Callable:
+    function = _resolve(command.function)
+    return model_roles(*command.roles)(function) if command.roles else function
+
+
+def _resolve(target: str) -> Callable:
+    """"package.module:name" -> the object (imported when the command runs, so `--help` and
+    the other commands do not load what one command needs)."""
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _extra(field: pydantic.fields.FieldInfo) -> dict:
+    return field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+
+
+def _parameter(name: str, field: pydantic.fields.FieldInfo) -> inspect.Parameter:
+    extra = _extra(field)
+    help_text = field.description or ""
+    required = field.default is PydanticUndefined and field.default_factory is None
+    default = field.get_default(call_default_factory=True) if not required else None
+    kind, shown = _cli_type(field.annotation)
+    flags = [extra["flag"]] if extra.get("flag") else []
+    if extra.get("argument"):
+        info = path_argument(help=help_text) if kind is Path else typer.Argument(help=help_text)
+    elif kind is Path or kind == list[Path]:
+        info = path_option(*flags, help=help_text)
+    elif kind is bool:
+        info = typer.Option(*(flags or ["--" + name.replace("_", "-")]), help=help_text)
+    else:
+        info = typer.Option(*flags, help=help_text)
+    if shown == "comma" and default is not None:
+        default = ",".join(str(v) for v in default)
+    if kind == list[Path] and not default:
+        default = None
+    optional = kind | None if default is None and not required else kind
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
+                             default=inspect.Parameter.empty if required else default,
+                             annotation=Annotated[optional, info])
+
+
+def _cli_type(annotation: Any) -> tuple[Any, str]:
+    """The type the CLI reads for a field, and how: "comma" for a comma-separated list."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType) and len(args) == 1:
+        return _cli_type(args[0])
+    if origin is Annotated:
+        return _cli_type(args[0])
+    if origin is list:
+        item = _cli_type(args[0])[0]
+        return (list[Path], "repeat") if item is Path else (str, "comma")
+    if origin is typing.Literal:
+        return type(args[0]), "plain"
+    if isinstance(annotation, type) and issubclass(annotation, Path):
+        return Path, "plain"
+    return annotation, "plain"
+
