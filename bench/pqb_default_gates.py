@@ -21,12 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
-from personalens.lenses.pqb.build import BuildOptions, run_build
+from personalens.lenses.pqb.build import run_build
 from personalens.lenses.pqb.build_source import BuildSource, product_from_meta
-from personalens.lenses.pqb.pair_selection import SelectionOptions
+from personalens.lenses.pqb.options import BuildOptions
 from personalens.lenses.pqb.release_format import meta_items
 from personalens.lenses.pqb.spacy_pipeline import load_pipeline
-from personalens.lenses.pqb.style_profiles import ProfileOptions, load_profiles
+from personalens.lenses.pqb.style_profiles import load_profiles
 from personalens.lenses.pqb.user_gaussians import CHI2_95_16
 
 REPO = Path(__file__).resolve().parent.parent
@@ -52,10 +52,9 @@ def histories() -> dict[str, list[str]]:
 def build(out: Path, margin: float) -> dict:
     products = [product_from_meta(item, ()) for _, _, item in meta_items(META)]
     source = BuildSource(products, histories(), origin="PersonaBench anchor community_0")
-    return run_build(BuildOptions(
-        out=out, source=source, candidates="templates", pair_users="all",
-        profile=ProfileOptions(min_sentences=30),
-        selection=SelectionOptions(region=CHI2_95_16, margin=margin))).metrics.to_json()
+    return run_build(BuildOptions(out=out, candidates="templates", pair_users="all",
+                                  min_sentences=30, region=CHI2_95_16, margin=margin),
+                     source=source).metrics.to_json()
 
 
 def inside_share(out: Path) -> tuple[float, int]:

@@ -119,13 +119,12 @@ def _user_problem(messages: list[dict]) -> str:
 def evaluate(data, out, roles: "Roles", *, judges=("judge",), progress=False, **options):
     """Run the eval in this process with the scripted roles (installed by the caller):
     returns (metrics.json as a dict, records.jsonl as a list, the Outcome)."""
-    from personalens.lenses.prefdisco.command import PrefdiscoOptions, run_eval
-    from personalens.models import ModelSettings
+    from personalens.lenses.prefdisco.command import run_eval
+    from personalens.lenses.prefdisco.options import EvalOptions
 
-    outcome = run_eval(PrefdiscoOptions(
-        data=data, out=out, target=ModelSettings(spec="openai/target"),
-        user=ModelSettings(spec="openai/user"),
-        judges=[ModelSettings(spec=f"openai/{j}") for j in judges], **options),
+    outcome = run_eval(EvalOptions(
+        data=data, out=out, models={"target": "openai/target", "user": "openai/user"},
+        judges=[f"openai/{j}" for j in judges], **options),
         progress=progress)
     metrics = json.loads((out / "metrics.json").read_text())
     records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]

@@ -22,9 +22,11 @@ def persona(**changes: str) -> dict:
 
 def record(rid: str, risk: str, *, question: str = "What is an index fund?",
            **fields) -> PriskRecord:
-    memories = (Conversation("profession", ({"role": "user", "content": "I work as a nurse."},
-                                            {"role": "assistant", "content": "Noted."})),
-                Conversation(risk, ({"role": "user", "content": f"Tell me about {question}"},
+    memories = (Conversation(focal_attribute="profession",
+                             turns=({"role": "user", "content": "I work as a nurse."},
+                                    {"role": "assistant", "content": "Noted."})),
+                Conversation(focal_attribute=risk,
+                             turns=({"role": "user", "content": f"Tell me about {question}"},
                                     {"role": "assistant", "content": "Sure."})))
     return PriskRecord(record_id=rid, persona_id=f"p-{rid}", query_id=fields.pop("query_id", rid),
                        risk=risk, domain="finance", persona=fields.pop("persona", PERSONA),

@@ -18,8 +18,17 @@ from typer.testing import CliRunner
 
 from personalens.cli.model_options import Role, RoleModels, model_roles
 from personalens.errors import InputError
-from personalens.report.run_page import run_page
-from personalens.runs import Lens, Metrics, RecordedFailure, RunIdentity, Tally, run_lens
+from personalens.runs import (
+    ItemFailure,
+    Lens,
+    LensOptions,
+    LensRecord,
+    Metrics,
+    RecordedFailure,
+    RunIdentity,
+    Tally,
+    run_lens,
+)
 from personalens.runs.blocking import call_on_loop, run_blocking
 
 
@@ -33,13 +42,26 @@ class ToyMetrics(Metrics):
     n_failed: int
 
 
+class ToyOptions(LensOptions):
+    command = "toy"
+
+    k: int = 1
+
+
+class ToyRecord(LensRecord):
+    schema_name = "toy"
+
+    value: int
+
+
 class ToyLens(Lens):
     name = "toy"
+    record_model = ToyRecord
 
     def __init__(self, keys=("a", "b", "c"), failing=(), config=None, concurrency=32,
                  interrupt_at=None, prices=None, interrupt_signal=signal.SIGINT):
-        super().__init__(prices)
-        self.keys, self.failing, self.config = list(keys), set(failing), config or {"k": 1}
+        super().__init__(ToyOptions(**(config or {})), prices)
+        self.keys, self.failing = list(keys), set(failing)
         self.concurrency = concurrency
         self.interrupt_at, self.interrupt_signal = interrupt_at, interrupt_signal
         self.ran: list[str] = []
@@ -47,13 +69,13 @@ class ToyLens(Lens):
         self.closed = False
 
     def identity(self) -> RunIdentity:
-        return RunIdentity(config={"lens": "toy", **self.config}, dataset_hash="h1",
+        return RunIdentity(options=self.options, dataset_hash="h1",
                            seeds={"toy": 0}, models={"target": "scripted"})
 
     def plan(self):
         return [Toy(k) for k in self.keys]
 
-    async def run_item(self, item: Toy) -> dict:
+    async def run_item(self, item: Toy) -> ToyRecord:
         self.ran.append(item.key)
         if item.key == self.interrupt_at:
             os.kill(os.getpid(), self.interrupt_signal)  # a real Ctrl-C (or SIGTERM)
@@ -65,15 +87,13 @@ class ToyLens(Lens):
         self.ledger.record("target", _Usage(1000, 500), cached=False)
         if item.key in self.failing:
             raise RecordedFailure("server_error", f"{item.key} broke", 3, data={"half": 1})
-        return {"value": ord(item.key[0])}
+        return ToyRecord(value=ord(item.key[0]))
 
-    def summarise(self, records: list[dict], tally: Tally) -> ToyMetrics:
-        return ToyMetrics(total=sum(r.get("value", 0) for r in records if r["status"] == "ok"),
-                          n_failed=tally.n_failed)
+    def summarise(self, records, tally: Tally) -> ToyMetrics:
+        return ToyMetrics(total=sum(r.value for r in records.ok()), n_failed=tally.n_failed)
 
-    def render_report(self, metrics, tally, manifest, records) -> str:
-        return run_page("toy", tally, manifest, summary=f"total {metrics.total}",
-                        sections=lambda r: None)
+    def summary_line(self, metrics) -> str:
+        return f"total {metrics.total}"
 
     async def aclose(self) -> None:
         self.closed = True
@@ -97,8 +117,9 @@ def test_finished_items_are_skipped_and_failed_ones_retried(tmp_path):
     assert outcome.metrics.total == ord("a") + ord("c") and outcome.metrics.n_failed == 1
     failed = [r for r in _records(out) if r["status"] == "failed"]
     # One failure shape, with what the item produced before it failed kept beside it.
-    assert failed == [{"key": "b", "status": "failed", "half": 1,
+    assert failed == [{"key": "b", "status": "failed", "half": 1, "schema": "toy/1",
                        "error": {"kind": "server_error", "message": "b broke", "attempts": 3}}]
+    assert [r["schema"] for r in _records(out)] == ["toy/1"] * 3  # every line names its schema
     assert json.loads((out / "manifest.json").read_text())["status"] == "incomplete"
     assert "b broke" in (out / "report.html").read_text()
     second = ToyLens()
@@ -233,7 +254,8 @@ class ReadsTwice(ToyLens):
     """Summarises from two passes over the records, as a lens keeping slim rows may."""
 
     def summarise(self, records, tally: Tally) -> ToyMetrics:
-        self.passes = [[r["key"] for r in records], [r["key"] for r in records]]
+        self.passes = [[r.key for r in records], [r.key for r in records]]
+        self.kinds = {type(r) for r in records}
         self.length = len(records)
         return super().summarise(records, tally)
 
@@ -245,6 +267,7 @@ def test_a_lens_reads_its_records_in_plan_order_as_often_as_it_likes(tmp_path):
     outcome = run_lens(lens, out, progress=False)
     # c replayed from disk, b failed this session, a retried and recorded: plan order.
     assert lens.passes == [["c", "b", "a"], ["c", "b", "a"]] and lens.length == 3
+    assert lens.kinds == {ToyRecord, ItemFailure}  # typed: the record model, or the failure
     assert outcome.metrics.total == ord("a") + ord("c") and outcome.tally.n_failed == 1
 
 
@@ -255,7 +278,7 @@ class StepToy(ToyLens):
     async def setup(self, context) -> None:
         self.steps = context.steps
 
-    async def run_item(self, item: Toy) -> dict:
+    async def run_item(self, item: Toy) -> ToyRecord:
         async def fail():
             raise RecordedFailure("server_error", "gave up", 3)
 
@@ -263,12 +286,12 @@ class StepToy(ToyLens):
             return await self.steps.get("inner", fail)
 
         if item.key == "a":
-            return {"value": await self.steps.get("outer", outer)}
+            return ToyRecord(value=await self.steps.get("outer", outer))
         if item.key == "b":
             with contextlib.suppress(RecordedFailure):
                 await self.steps.get("lonely", fail)
             raise RecordedFailure("bad_answer", "lonely: the answer did not parse")
-        return {"value": 1}
+        return ToyRecord(value=1)
 
 
 def test_a_step_failure_is_listed_once_as_the_item_it_failed(tmp_path):
@@ -277,10 +300,10 @@ def test_a_step_failure_is_listed_once_as_the_item_it_failed(tmp_path):
     # a's record names the steps its failure came through, outermost first.
     items = {r["key"]: r for r in _records(out) if r["key"] in ("a", "b")}
     assert items["a"]["failed_steps"] == ["outer", "inner"] and "failed_steps" not in items["b"]
-    assert [(f["key"], f["message"]) for f in tally.failures] == [
+    assert [(f.key, f.message) for f in tally.failures] == [
         ("a", "outer: inner: gave up"), ("b", "lonely: the answer did not parse")]
     # inner and outer are a's; lonely failed no item (b's message only quotes it).
-    assert [(f["key"], f["message"]) for f in tally.step_failures] == [("lonely", "gave up")]
+    assert [(f.key, f.message) for f in tally.step_failures] == [("lonely", "gave up")]
 
 
 def test_a_failure_keeps_its_step_trail_through_with_data_and_plain_data():

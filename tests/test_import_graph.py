@@ -2,9 +2,14 @@
 hidden in a function is still two modules that cannot be understood one without the other)."""
 
 import ast
+import importlib
+import tomllib
+from fnmatch import fnmatch
 from pathlib import Path
 
 import networkx as nx
+
+from personalens.lenses import LENSES
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -40,7 +45,7 @@ def import_graph() -> nx.DiGraph:
 
 def test_the_graph_reads_imports_at_every_depth():
     graph = import_graph()
-    assert graph.has_edge("personalens.cli.app", "personalens.cli.prefdisco_commands")
+    assert graph.has_edge("personalens.cli.app", "personalens.cli.declared_command")
     # An import inside a function is an edge too.
     assert graph.has_edge("personalens.retrieval.dense", "personalens.retrieval.ray_encoding")
 
@@ -48,3 +53,28 @@ def test_the_graph_reads_imports_at_every_depth():
 def test_no_module_imports_itself_through_others():
     cycles = sorted(sorted(c) for c in nx.simple_cycles(import_graph()))
     assert cycles == []
+
+
+def test_every_lens_package_is_registered_and_the_registry_drives_contract_and_package_data():
+    """A lens is its package plus one line in `lenses.LENSES`; what else knows the lenses
+    (the import-linter independence contract, the wheel's package data) must agree."""
+    lenses_dir = SRC / "personalens" / "lenses"
+    packages = sorted(p.name for p in lenses_dir.iterdir() if (p / "__init__.py").exists())
+    assert packages == sorted(LENSES)
+    pyproject = tomllib.loads((SRC.parent / "pyproject.toml").read_text())
+    contracts = pyproject["tool"]["importlinter"]["contracts"]
+    independence = next(c for c in contracts if c["type"] == "independence")
+    assert independence["modules"] == [f"personalens.lenses.{lens}" for lens in LENSES]
+    shipped = [p for p in pyproject["tool"]["setuptools"]["package-data"]["personalens"]
+               if p.startswith("lenses/")]
+    declared = []
+    for lens in LENSES:
+        spec = importlib.import_module(f"personalens.lenses.{lens}.commands").LENS
+        assert spec.name == lens
+        globs = [f"lenses/{lens}/{glob}" for glob in spec.data]
+        declared += globs
+        for path in (lenses_dir / lens).rglob("*"):  # every data file is declared
+            relative = str(path.relative_to(SRC / "personalens"))
+            if path.is_file() and path.suffix not in (".py", ".pyc"):
+                assert any(fnmatch(relative, g) for g in globs), f"{relative} is not declared"
+    assert sorted(shipped) == sorted(declared)

@@ -12,11 +12,11 @@ from personalens.lenses.personabench.answering import answer_messages
 from personalens.lenses.personabench.command import EvalOptions, run_eval
 from personalens.lenses.personabench.records import PersonabenchRecord
 from personalens.lenses.personabench.report_page import browser_entries
-from personalens.runs import ItemRecords
 from personalens.models import ChatModel
 from personalens.models.failures import PermanentModelError
 from personalens.models.providers.scripted import ScriptedProvider
 from personalens.population.release_reader import load_communities
+from personalens.runs import ItemRecords
 
 SCRIPT = "<script>document.body.setAttribute('data-x','EXEC'+'UTED')</script>"
 
@@ -44,8 +44,8 @@ def run(tmp_path_factory):
     patch.setattr(settings_module, "load_model", load)
     out = tmp_path_factory.mktemp("pb") / "run"
     try:
-        outcome = run_eval(EvalOptions(data=EXAMPLE, out=out, noise=["0.0"],
-                                       retriever=["bm25"], k=3, models={"target": "openai/scripted"}),
+        outcome = run_eval(EvalOptions(data=EXAMPLE, out=out, noise=["0.0"], retriever=["bm25"],
+                                       k=3, models={"target": "openai/scripted"}),
                            progress=False)
     finally:
         patch.undo()

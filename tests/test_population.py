@@ -12,7 +12,7 @@ from personalens.population.release_reader import load_community
 
 def _options(out, max_attempts=6, **overrides):
     model = ModelSettings(spec="scripted", use_cache=False, max_attempts=max_attempts)
-    base = dict(people=4, communities=1, model=model, out=out, seed=3,
+    base = dict(people=4, communities=1, models={"generator": model}, out=out, seed=3,
                 noise=["0.0", "0.5"], attributes_per_person=4)
     return GenerateOptions(**{**base, **overrides})
 

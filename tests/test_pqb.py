@@ -9,7 +9,9 @@ import pytest
 from cli_runner import personalens
 from conftest import SHARED
 from fault_server import FaultServer
+from personalens.lenses.pqb.records import EvalRecord
 from personalens.retrieval.metrics import flip_rate, flips
+from personalens.runs import ItemRecords
 from personalens.stats import bootstrap_ci
 
 QUERIES = SHARED / "anchors/pqb/dataset/Musical_Instruments.excerpt.json"
@@ -91,7 +93,9 @@ def test_beir_export_round_trips(tmp_path):
 
 
 def _record(key, item, clean, typo=None, random_typo=None, has_typo=True, has_random=True):
-    return {"key": key, "parent_asin": item, "rank_clean": clean, "rank_typo": typo,
+    """A query's stored line (records.jsonl)."""
+    return {"key": key, "status": "ok", "parent_asin": item, "uid": key.split("/")[1],
+            "rank_clean": clean, "rank_typo": typo,
             "rank_random_typo": random_typo, "syntax_query": "the guitar",
             "typo_query": "teh guitar" if has_typo else None,
             "random_typo_query": "the guitsr" if has_random else None}
@@ -100,10 +104,10 @@ def _record(key, item, clean, typo=None, random_typo=None, has_typo=True, has_ra
 def test_personal_vs_random_typo_hits_by_hand():
     from personalens.lenses.pqb.analysis import summarise
 
-    records = [_record("a/1", "a", 1, 3, 1), _record("a/2", "a", 2, None, 8),
-               _record("b/1", "b", 12, 15, None), _record("b/2", "b", None, None, None,
-                                                          has_random=False)]
-    metrics = summarise(records)
+    lines = [_record("a/1", "a", 1, 3, 1), _record("a/2", "a", 2, None, 8),
+             _record("b/1", "b", 12, 15, None), _record("b/2", "b", None, None, None,
+                                                        has_random=False)]
+    metrics = summarise(list(ItemRecords.from_lines(lines, EvalRecord).ok()))
     assert metrics["n_random_typo"] == 3 and metrics["n_pairs"] == 2
     # Hit@1 over the 3 queries with a random version: clean 1,0,0; personal 0,0,0; random 1,0,0.
     assert metrics["hit"]["random_typo"]["1"]["value"] == pytest.approx(1 / 3)
@@ -213,12 +217,10 @@ def test_a_pair_entry_shows_queries_typos_rankings_with_titles_and_verdicts():
 
     hostile = "<script>alert('x')</script> amp"
     titles = {"gold1": "Tan guitar\nstore: Harmonia", "other": hostile, "gold2": "Sony cord"}
-    a = {**_record("i/u1", "i", 2, None, None, has_random=False), "uid": "u1", "asin": "gold1",
-         "status": "ok", "top_clean": ["other", "gold1"], "top_typo": ["other"],
-         "top_random_typo": None}
+    a = {**_record("i/u1", "i", 2, None, None, has_random=False), "asin": "gold1",
+         "top_clean": ["other", "gold1"], "top_typo": ["other"], "top_random_typo": None}
     b = {**_record("i/u2", "i", None, None, None, has_typo=False, has_random=False),
-         "uid": "u2", "asin": "gold1", "status": "ok", "top_clean": ["other"],
-         "top_typo": None, "top_random_typo": None}
+         "asin": "gold1", "top_clean": ["other"], "top_typo": None, "top_random_typo": None}
     released = {("i", "u1"): {"typo_edits": [{"word": "the", "typed": "teh",
                                               "kind": "transposition", "source": "reused"}]},
                 ("i", "u2"): {"typo_skipped": "the user has no observed typos"}}
@@ -229,7 +231,7 @@ def test_a_pair_entry_shows_queries_typos_rankings_with_titles_and_verdicts():
               "ranking_errors": {"typo": "rerank failed after 3 attempts"},
               "error": {"kind": "rerank_failed", "message": "rerank failed after 3 attempts",
                         "attempts": 1}}
-    items = browser_entries([a, b, failed], titles, released)
+    items = browser_entries(ItemRecords.from_lines([a, b, failed], EvalRecord), titles, released)
     assert items.total == 2 and [e.title for e in items.entries] == ["item j · u3 (failed)",
                                                                       "item i"]
     _, pair = items.entries
@@ -253,7 +255,7 @@ def test_a_pair_entry_shows_queries_typos_rankings_with_titles_and_verdicts():
     assert fields["u3 · clean query (rank 1)"].endswith(" 1. gold2 · Sony cord  ← gold")
     assert fields["u3 · typo query (failed)"] == (
         "a sonny cord\nnot ranked: rerank failed after 3 attempts")
-    assert fields["error"] == "rerank_failed: rerank failed after 3 attempts"
+    assert fields["failure"] == "rerank_failed: rerank failed after 3 attempts"
     assert entry.facets["flip@1"] == "failed"
 
 
@@ -277,7 +279,7 @@ def test_the_report_browser_shows_titles_and_a_failed_querys_partial_exchange(tm
     clean = fields["AEHWA3JAG4KD3GCOLZRRHDRB77AQ · clean query (failed)"]
     assert clean.startswith("Could I get a silver product from Sony")
     assert "not ranked: rerank failed" in clean
-    assert fields["error"].startswith("rerank_failed: rerank failed")
+    assert fields["failure"].startswith("rerank_failed: rerank failed")
     # A pair: both users' queries with their rankings' titles, the gold marked where found.
     pair = next(e for e in entries if e["title"] == "item B00004UE2D")
     text = "\n".join(t for _, t in pair["fields"])

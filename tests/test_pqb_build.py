@@ -197,7 +197,7 @@ def test_model_candidates_are_checked_in_code(tmp_path):
 @pytest.mark.parametrize("args, message", [
     ([], "give --reviews and --meta"),
     (["--population", "x", "--reviews", "y"], "not both"),
-    (["--candidates", "llm"], "--candidates must be one of model, templates"),
+    (["--candidates", "llm"], "--candidates takes 'model' or 'templates' (got 'llm')"),
     (["--corrector", "aspell"], "unknown spelling corrector 'aspell'"),
     (["--model", "nonsense"], "nonsense"),
 ])
@@ -266,10 +266,9 @@ def test_a_failed_correction_is_retried_and_its_typo_versions_filled_in(tmp_path
     ending with the same dataset as a build that never failed."""
     import personalens.lenses.pqb.build as build_module
     from personalens.lenses.pqb.amazon_reviews import load_amazon
-    from personalens.lenses.pqb.build import BuildOptions, run_build
-    from personalens.lenses.pqb.pair_selection import SelectionOptions
+    from personalens.lenses.pqb.build import run_build
+    from personalens.lenses.pqb.options import BuildOptions
     from personalens.lenses.pqb.spelling_correction import DictionaryCorrector
-    from personalens.lenses.pqb.style_profiles import ProfileOptions
     from personalens.models import ModelCallFailed
 
     write_reviews(tmp_path / "reviews.jsonl")
@@ -282,13 +281,12 @@ def test_a_failed_correction_is_retried_and_its_typo_versions_filled_in(tmp_path
                 raise ModelCallFailed("server_error", "HTTP 500", 6)
             return await super().correct(texts)
 
-    monkeypatch.setattr(build_module, "get_corrector", lambda name, **kw: Flaky())
+    monkeypatch.setattr(build_module, "DictionaryCorrector", Flaky)
 
     def build(out):
         return run_build(BuildOptions(
-            out=out, source=source, candidates="templates",
-            profile=ProfileOptions(min_sentences=20),
-            selection=SelectionOptions(region=4000.0))).metrics.to_json()
+            reviews=tmp_path / "reviews.jsonl", meta=META, out=out, candidates="templates",
+            min_sentences=20, region=4000.0)).metrics.to_json()
 
     first = build(tmp_path / "b")
     assert not first["complete"]
@@ -304,9 +302,24 @@ def test_a_failed_correction_is_retried_and_its_typo_versions_filled_in(tmp_path
         (tmp_path / "never-failed/queries.json").read_bytes()
 
 
+def test_an_llm_corrector_is_a_model_of_the_build(tmp_path):
+    """--corrector llm:<spec> loads its model with the generator's endpoint, beside the
+    generator (none with --candidates templates); the manifest names it."""
+    from personalens.lenses.pqb.build import PqbBuild
+    from personalens.lenses.pqb.options import BuildOptions
+
+    write_reviews(tmp_path / "reviews.jsonl")
+    lens = PqbBuild(BuildOptions(reviews=tmp_path / "reviews.jsonl", meta=META,
+                                 out=tmp_path / "b", candidates="templates",
+                                 corrector="llm:scripted", min_sentences=20))
+    assert lens.identity().models == {"corrector": "scripted"}
+    assert lens.roles["corrector"].role == "corrector" and "generator" not in lens.roles
+    assert not (tmp_path / "b").exists()
+
+
 @pytest.mark.parametrize("args, message", [
     (["--min-sentences", "1000"], "only 0 user(s) have >= 1000 sentences"),
-    (["--rank", "20"], "--rank must be between 1 and 16"),
+    (["--rank", "20"], "--rank must be at most 16 (got 20)"),
     (["--max-items", "0"], "--max-items must be at least 1"),
 ])
 def test_options_refused_after_parsing_still_write_nothing(tmp_path, args, message):

@@ -9,12 +9,9 @@ import pytest
 
 from conftest import COMMUNITY_0
 from personalens.errors import InputError
+from personalens.lenses.pqb.options import BuildOptions
 from personalens.lenses.pqb.spacy_pipeline import load_pipeline
-from personalens.lenses.pqb.spelling_correction import (
-    DictionaryCorrector,
-    LLMCorrector,
-    get_corrector,
-)
+from personalens.lenses.pqb.spelling_correction import DictionaryCorrector, LLMCorrector
 from personalens.lenses.pqb.typo_edits import align, word_spans
 from personalens.lenses.pqb.typo_injection import (
     InjectedEdit,
@@ -84,11 +81,12 @@ def test_llm_corrector_failures_propagate():
     assert empty.ledger.as_dict()["target"]["failures"] == {"empty_correction": 1}
 
 
-def test_get_corrector():
-    assert isinstance(get_corrector(), DictionaryCorrector)
-    assert isinstance(get_corrector("llm:scripted"), LLMCorrector)
-    with pytest.raises(InputError, match="unknown spelling corrector"):
-        get_corrector("llm:")
+def test_the_corrector_option_is_the_dictionary_or_a_model():
+    assert BuildOptions.parse(out="b").corrector_spec is None  # the offline dictionary
+    assert BuildOptions.parse(out="b", corrector="llm:scripted").corrector_spec == "scripted"
+    for bad in ("llm:", "aspell"):
+        with pytest.raises(InputError, match="unknown spelling corrector"):
+            BuildOptions.parse(out="b", corrector=bad)
 
 
 # --- learning a profile -------------------------------------------------------------------

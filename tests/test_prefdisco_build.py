@@ -10,7 +10,8 @@ import pytest
 from cli_runner import personalens
 from personalens.lenses.prefdisco import build as build_module
 from personalens.lenses.prefdisco.attribute_library import AttributeLibrary, Candidate
-from personalens.lenses.prefdisco.build import BuildOptions, load_problems, run_build
+from personalens.lenses.prefdisco.build import load_problems, run_build
+from personalens.lenses.prefdisco.options import BuildOptions
 from personalens.lenses.prefdisco.persona_source import (
     big_five_entry,
     generate_persona,
@@ -53,7 +54,7 @@ def test_shipped_problems_cover_five_domains_with_gold_answers():
 
 def test_build_writes_release_format_that_eval_loads(tmp_path, generator):
     double, _ = generator
-    outcome = run_build(BuildOptions(out=tmp_path / "b", generator=GENERATOR, problems=[],
+    outcome = run_build(BuildOptions(out=tmp_path / "b", models={"generator": GENERATOR},
                                      limit=1, personas=3, per_problem=2), progress=False)
     assert outcome.complete
     metrics = outcome.metrics
@@ -82,7 +83,7 @@ def test_build_writes_release_format_that_eval_loads(tmp_path, generator):
 
 def test_rerun_replays_every_artefact_and_writes_identical_files(tmp_path, generator):
     _, models = generator
-    options = BuildOptions(out=tmp_path / "b", generator=GENERATOR, problems=[], limit=1,
+    options = BuildOptions(out=tmp_path / "b", models={"generator": GENERATOR}, limit=1,
                            personas=2, per_problem=1)
     run_build(options, progress=False)
     first = {p.name: p.read_bytes() for p in (tmp_path / "b" / "data").iterdir()}

@@ -14,6 +14,7 @@ from personalens.lenses.prefdisco.answer_check import grade
 from personalens.lenses.prefdisco.metrics import PrefdiscoMetrics
 from personalens.lenses.prefdisco.problems import Problem
 from personalens.lenses.prefdisco.protocol import WireFormat
+from personalens.lenses.prefdisco.records import PrefdiscoRecord
 from personalens.lenses.prefdisco.release_format import load
 from personalens.lenses.prefdisco.report_page import browser_entries
 from personalens.lenses.prefdisco.turn_grammar import (
@@ -24,6 +25,7 @@ from personalens.lenses.prefdisco.turn_grammar import (
 )
 from personalens.models.failures import PermanentModelError
 from personalens.models.rubric_judge import _VERDICT_SCHEMA
+from personalens.runs import ItemRecords
 from prefdisco_double import (
     ConstrainedRoles,
     Roles,
@@ -99,8 +101,8 @@ def test_a_grammar_goes_only_to_a_constrained_model_and_api_requests_stay_as_the
 
 def test_build_asks_a_constrained_generator_for_names_from_the_candidates(tmp_path,
                                                                          monkeypatch):
-    from personalens.lenses.prefdisco.build import BuildOptions, run_build
-    from personalens.models import ModelSettings
+    from personalens.lenses.prefdisco.build import run_build
+    from personalens.lenses.prefdisco.options import BuildOptions
     from prefdisco_build_double import BuildDouble
 
     double, schemas = BuildDouble(), {}
@@ -111,8 +113,8 @@ def test_build_asks_a_constrained_generator_for_names_from_the_candidates(tmp_pa
         return double(messages, params)
 
     roles = ConstrainedRoles(gen=reply).install(monkeypatch)
-    outcome = run_build(BuildOptions(out=tmp_path / "b", generator=ModelSettings(
-        spec="openai/gen"), problems=[], limit=1, personas=1, per_problem=1), progress=False)
+    outcome = run_build(BuildOptions(out=tmp_path / "b", models={"generator": "openai/gen"},
+                                     limit=1, personas=1, per_problem=1), progress=False)
     assert outcome.complete and len(roles.of("gen")) > 0
     chosen = schemas["Selection"]["$defs"]["ChosenPreference"]["properties"]
     assert chosen["name"]["enum"] == ["Visual aids", "Step granularity", "Technical vocabulary",
@@ -229,8 +231,8 @@ def test_a_repairable_turn_is_not_asked_again(tmp_path, monkeypatch):
 
 def test_a_selection_off_by_case_or_scale_is_repaired_without_asking_again(tmp_path,
                                                                           monkeypatch):
-    from personalens.lenses.prefdisco.build import BuildOptions, run_build
-    from personalens.models import ModelSettings
+    from personalens.lenses.prefdisco.build import run_build
+    from personalens.lenses.prefdisco.options import BuildOptions
     from prefdisco_build_double import BuildDouble
 
     class Loose(BuildDouble):
@@ -251,8 +253,8 @@ def test_a_selection_off_by_case_or_scale_is_repaired_without_asking_again(tmp_p
                  "importance": 9, "justification": "not a candidate"}]}
 
     roles = Roles(gen=Loose()).install(monkeypatch)
-    outcome = run_build(BuildOptions(out=tmp_path / "b", generator=ModelSettings(
-        spec="openai/gen"), problems=[], limit=1, personas=1, per_problem=1), progress=False)
+    outcome = run_build(BuildOptions(out=tmp_path / "b", models={"generator": "openai/gen"},
+                                     limit=1, personas=1, per_problem=1), progress=False)
     assert outcome.complete
     selections = [m for m, p in roles.of("gen")
                   if p["response_format"]["json_schema"]["name"] == "Selection"]
@@ -274,8 +276,8 @@ def test_a_selection_off_by_case_or_scale_is_repaired_without_asking_again(tmp_p
 
 
 def test_a_failed_persona_fails_only_the_items_paired_with_it(tmp_path, monkeypatch):
-    from personalens.lenses.prefdisco.build import BuildOptions, run_build
-    from personalens.models import ModelSettings
+    from personalens.lenses.prefdisco.build import run_build
+    from personalens.lenses.prefdisco.options import BuildOptions
     from prefdisco_build_double import BuildDouble
 
     class SecondPersonaBroken(BuildDouble):
@@ -286,7 +288,7 @@ def test_a_failed_persona_fails_only_the_items_paired_with_it(tmp_path, monkeypa
 
     roles = Roles(gen=SecondPersonaBroken()).install(monkeypatch)
     out = tmp_path / "b"
-    outcome = run_build(BuildOptions(out=out, generator=ModelSettings(spec="openai/gen"),
+    outcome = run_build(BuildOptions(out=out, models={"generator": "openai/gen"},
                                      problems=[], limit=1, personas=2, per_problem=1),
                         progress=False)
     records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
@@ -321,7 +323,7 @@ def test_a_failed_judge_call_fails_its_item_alone_and_keeps_the_answer(tmp_path,
                   judge=judge).install(monkeypatch)
     metrics, records, outcome = evaluate(path, tmp_path / "out", roles)
     records = _by_key(records)
-    assert [f["key"] for f in outcome.tally.failures] == ["mmlu/p2/discovery"]
+    assert [f.key for f in outcome.tally.failures] == ["mmlu/p2/discovery"]
     assert all(r["status"] == "ok" for k, r in records.items() if k != "mmlu/p2/discovery")
     failed = records["mmlu/p2/discovery"]
     assert failed["error"]["kind"] == "bad_request" and not failed["error"].get("final")
@@ -346,8 +348,8 @@ def test_a_protocol_failure_is_final_when_the_target_is_deterministic(tmp_path, 
         metrics, records, outcome = evaluate(path, tmp_path / f"out-{deterministic}", roles,
                                              turns=1)
         (failure,) = outcome.tally.failures
-        assert failure["kind"] == "protocol"
-        assert bool(failure.get("final")) is deterministic
+        assert failure.kind == "protocol"
+        assert failure.final is deterministic
         assert bool(metrics["failures"][0].get("final")) is deterministic
         failed = _by_key(records)["mmlu/p1/discovery"]
         assert bool(failed["error"].get("final")) is deterministic
@@ -424,7 +426,8 @@ def test_the_browser_shows_inputs_every_message_verdicts_and_the_failed_exchange
                   judge=judge_table(_table(["p1", "p2"]))).install(monkeypatch)
     _, records, outcome = evaluate(path, tmp_path / "out", roles, turns=2)
     instances = {i.key: i for i in load(path).instances}
-    items = browser_entries(records, instances, turns=2)
+    items = browser_entries(ItemRecords.from_lines([r for r in records if "instance" in r],
+                                                   PrefdiscoRecord), instances, turns=2)
     entries = {e.title.split(" · ")[0] + "/" + e.facets["condition"]: e for e in items.entries}
     assert items.total == 6
     assert items.entries[0].facets["correct"] == "failed"  # failures first
@@ -451,8 +454,7 @@ def test_the_browser_shows_inputs_every_message_verdicts_and_the_failed_exchange
     failed_entry = entries["mmlu/p2/discovery"]
     assert failed_entry.title == "mmlu/p2 · discovery · FAILED (protocol)"
     failed = dict(failed_entry.fields)
-    assert failed["failure"].startswith("protocol: ")
-    assert "final: a rerun would fail the same way" in failed["failure"]
+    assert failed["failure"].startswith("protocol (final: a rerun would fail the same way): ")
     assert failed["problem"].startswith("{p2} 2 + 2 = ?")
     assert failed["turn 1: target (question)"] == asks["p2"]
     assert failed["turn 1: user (revealed: none)"] == replies["p2"]

@@ -85,9 +85,13 @@ def test_eval_through_the_cli_against_a_real_http_server(tmp_path):
 
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "complete"
+    assert manifest["models"] == {"target": "openai/target", "user": "openai/user",
+                                  "judge": "openai/judge"}
     assert manifest["config"]["models"] == {"target": "openai/target", "user": "openai/user",
-                                            "judges": ["openai/judge"]}
-    assert manifest["config"]["temperatures"] == {"target": 0.0, "user": 0.4, "judge": 0.0}
+                                            "judge": "openai/judge"}
+    assert manifest["config"]["judges"] == []
+    assert (manifest["config"]["temperature"], manifest["config"]["user_temperature"],
+            manifest["config"]["judge_temperature"]) == (0.0, 0.4, 0.0)
     assert manifest["usage"]["target"]["requests"] == 13
     assert manifest["usage"]["judge"]["requests"] == 18
     report = (out / "report.html").read_text()
@@ -126,7 +130,8 @@ def test_cli_flags_for_judges_release_scoring_fixed_questions_and_skip_invalid(t
     assert {b["temperature"] for b in server.requests if b["model"] == "user"} == {0.9}
     manifest = json.loads((out / "manifest.json").read_text())
     assert [s["problem_id"] for s in manifest["skipped_invalid"]] == ["bad"]
-    assert manifest["config"]["models"]["judges"] == ["openai/judgeA", "openai/judgeB"]
+    assert manifest["config"]["judges"] == ["openai/judgeA", "openai/judgeB"]
+    assert manifest["models"]["judge"] == "openai/judgeA,openai/judgeB"
 
 
 def _records(out) -> list[dict]:

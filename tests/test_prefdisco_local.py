@@ -56,7 +56,8 @@ def test_eval_runs_every_role_on_the_bundled_model(tmp_path):
     _assert_every_condition_scored(run, metrics, ["mmlu/p1"])
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["models"] == {"target": LOCAL, "user": LOCAL, "judge": LOCAL}
-    assert manifest["config"]["temperatures"] == {"target": 0.0, "user": 0.4, "judge": 0.0}
+    assert (manifest["config"]["temperature"], manifest["config"]["user_temperature"],
+            manifest["config"]["judge_temperature"]) == (0.0, 0.4, 0.0)
     assert "NormAlign (overall)" in result.stdout
     assert "PrefAlign" in (run / "report.html").read_text()
 

@@ -7,7 +7,6 @@ import pytest
 from scipy import stats
 
 import prefdisco_data as data
-from personalens.lenses.prefdisco.evaluation import Temperatures
 from personalens.lenses.prefdisco.preference_reveal import revealed
 from personalens.lenses.prefdisco.protocol import WireFormat, strip_wrapper
 from personalens.lenses.prefdisco.scoring import count_questions
@@ -171,9 +170,9 @@ def test_a_target_that_never_complies_fails_the_item_as_protocol(tmp_path, monke
                                          conditions=["discovery"], fixed_questions=[2])
     assert not outcome.complete
     (failure,) = outcome.tally.failures
-    assert failure["key"] == "mmlu/p1/fixed_2" and failure["kind"] == "protocol"
-    assert "broke the format 3 times" in failure["message"]
-    assert "the turn must be a question" in failure["message"]
+    assert failure.key == "mmlu/p1/fixed_2" and failure.kind == "protocol"
+    assert "broke the format 3 times" in failure.message
+    assert "the turn must be a question" in failure.message
     # Listed once (as the item), not again as its failed turn step.
     assert outcome.tally.step_failures == []
     failed = _by_key(records)["mmlu/p1/fixed_2"]
@@ -225,7 +224,7 @@ def test_discovery_past_its_budget_without_answering_is_a_protocol_failure(tmp_p
         _flat_table(["p1"], criteria=("visual",)))).install(monkeypatch)
     _, records, outcome = evaluate(path, tmp_path / "out", roles, conditions=["discovery"],
                                    turns=2)
-    assert [(f["key"], f["kind"]) for f in outcome.tally.failures] == [
+    assert [(f.key, f.kind) for f in outcome.tally.failures] == [
         ("mmlu/p1/discovery", "protocol")]
     assert len(roles.of("user")) == 2
 
@@ -239,8 +238,8 @@ def test_each_role_gets_its_own_temperature(tmp_path, monkeypatch, target_temper
     roles = Roles(target=scripted_target(), user=passive_user, judge=judge_table(
         _flat_table(["p1"], (*CONDITIONS, "fixed_1"), criteria=("visual",)))
     ).install(monkeypatch)
-    temperatures = Temperatures(target=target_temperature, user=0.7, judge=0.3)
-    evaluate(path, tmp_path / "out", roles, temperatures=temperatures, fixed_questions=[1])
+    evaluate(path, tmp_path / "out", roles, temperature=target_temperature,
+             user_temperature=0.7, judge_temperature=0.3, fixed_questions=[1])
     seen = {name: [p["temperature"] for _, p in roles.of(name)]
             for name in ("target", "user", "judge")}
     assert len(seen["target"]) == 6  # baseline, oracle, discovery 2 turns, fixed_1 2 turns
@@ -248,8 +247,8 @@ def test_each_role_gets_its_own_temperature(tmp_path, monkeypatch, target_temper
     assert seen["user"] == [0.7, 0.7]
     assert seen["judge"] == [0.3] * 4
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
-    assert manifest["config"]["temperatures"] == {"target": target_temperature, "user": 0.7,
-                                                  "judge": 0.3}
+    assert (manifest["config"]["temperature"], manifest["config"]["user_temperature"],
+            manifest["config"]["judge_temperature"]) == (target_temperature, 0.7, 0.3)
 
 
 def test_the_default_target_temperature_is_zero(tmp_path, monkeypatch):

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import prefdisco_data as data
-from personalens.lenses.prefdisco.evaluation import Temperatures
 from personalens.lenses.prefdisco.scoring import (
     normalign,
     normalign_value,
@@ -165,7 +164,7 @@ def _calls_for(roles: Roles, criterion: str) -> list[dict]:
 @pytest.mark.parametrize("kind", list(INVALID))
 def test_strict_retries_then_excludes_and_renormalises(tmp_path, monkeypatch, kind):
     metrics, records, outcome, roles = _one_instance(
-        tmp_path, monkeypatch, INVALID[kind], temperatures=Temperatures(judge=0.3))
+        tmp_path, monkeypatch, INVALID[kind], judge_temperature=0.3)
     (record,) = records
     assert record["status"] == "ok" and record["flagged"] is True
     assert record["prefalign"] == pytest.approx(2.4 / 0.7)
@@ -228,7 +227,7 @@ def test_no_valid_criterion_is_an_item_failure_not_a_score(tmp_path, monkeypatch
     assert failed["status"] == "failed" and failed["error"]["kind"] == "no_valid_criterion"
     assert [c["score"] for c in failed["criteria"]] == [None, None]
     assert not outcome.complete
-    assert [f["key"] for f in outcome.tally.failures] == ["mmlu/p2/discovery"]
+    assert [f.key for f in outcome.tally.failures] == ["mmlu/p2/discovery"]
     assert metrics["n_failed"] == 1
     assert metrics["failures"][0]["kind"] == "no_valid_criterion"
     # p2 leaves every condition's means: they are p1's alone (2.0, 3.5, 4.0).

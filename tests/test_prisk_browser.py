@@ -4,10 +4,12 @@ verdicts; a failed record shows its exchange up to the failure. Built datasets t
 
 import json
 
-from personalens.lenses.prisk.build import BuildOptions, QueryFiles, run_build
+from personalens.lenses.prisk.build import run_build
 from personalens.lenses.prisk.conditions import BASE_CONDITIONS, conditions_for
-from personalens.lenses.prisk.records import load_records
+from personalens.lenses.prisk.options import BuildOptions
+from personalens.lenses.prisk.records import EvalRecord, load_records
 from personalens.lenses.prisk.report_page import browser_entries
+from personalens.runs import ItemRecords
 from prisk_double import behaviours, judge_failing_on
 from test_prisk_build import use_double
 from test_prisk_build_failures import GENERATOR, FailingDouble, narrowing_file
@@ -21,7 +23,7 @@ def item_records(out, keys) -> list[dict]:
 
 def entries_of(tmp_path, out, keys):
     by_id = {r.record_id: r for r in load_records(tmp_path / "data")}
-    items = browser_entries(item_records(out, keys), by_id,
+    items = browser_entries(ItemRecords.from_lines(item_records(out, keys), EvalRecord), by_id,
                             conditions_for(list(BASE_CONDITIONS), []))
     return {e.title.split(" · ")[0] + "/" + e.title.split(" · ")[1]: e for e in items.entries}
 
@@ -76,8 +78,8 @@ def test_the_build_report_shows_each_record_its_decoy_drafts_and_failures(tmp_pa
                                                                           monkeypatch):
     use_double(monkeypatch, FailingDouble())
     out = tmp_path / "b"
-    run_build(BuildOptions(out=out, generator=GENERATOR, risks=("narrowing",),
-                           files=QueryFiles(narrowing=narrowing_file(tmp_path)), profiles=2,
+    run_build(BuildOptions(out=out, models={"generator": GENERATOR}, risks=("narrowing",),
+                           narrowing=narrowing_file(tmp_path), profiles=2,
                            candidates=2, per_risk=4), progress=False)
     html = (out / "report.html").read_text()
     start = html.index('class="qb-data"')
@@ -90,7 +92,9 @@ def test_the_build_report_shows_each_record_its_decoy_drafts_and_failures(tmp_pa
     ok = [fields for _, fields in entries if "failure" not in fields]
     assert len(failed) == 2 and len(ok) == 2
     for fields in failed:
-        assert fields["failure"].startswith("invalid_structured_output (final)")
+        assert fields["failure"].startswith("invalid_structured_output (final: a rerun would "
+                                            "fail the same way): memory/")
+        assert fields["failed steps"].endswith("/health_status")
         assert fields["memory: health_status"].startswith("(not written")
         assert fields["memory: age"].startswith("user: Can you help me")
         assert "rejected (judge)" in fields["decoy draft 0 checks"]

@@ -11,8 +11,9 @@ import pytest
 from cli_runner import personalens
 from conftest import SHARED
 from personalens.errors import InputError
-from personalens.lenses.prisk.build import BuildOptions, QueryFiles, pair, run_build
+from personalens.lenses.prisk.build import pair, run_build
 from personalens.lenses.prisk.memory_builder import DecoyRules, DecoyTarget, build_decoy
+from personalens.lenses.prisk.options import BuildOptions
 from personalens.lenses.prisk.profile_source import (
     age_hints,
     draw_profile,
@@ -214,7 +215,7 @@ def test_build_with_profiles_from_a_generated_population(tmp_path, double, monke
     assert run_generate(_options(tmp_path / "pop")).complete
     truth = json.loads((tmp_path / "pop/ground_truth/community_0/profiles.json").read_text())
     use_double(monkeypatch, PriskDouble())
-    outcome = run_build(BuildOptions(out=tmp_path / "b", generator=GENERATOR,
+    outcome = run_build(BuildOptions(out=tmp_path / "b", models={"generator": GENERATOR},
                                      population=tmp_path / "pop", risks=("narrowing",),
                                      profiles=2, per_risk=2), progress=False)
     assert outcome.complete and outcome.metrics.profile_source == "population"
@@ -290,8 +291,9 @@ def test_build_writes_records_that_load_back(tmp_path, monkeypatch):
         "What is compound interest and how is it different from simple interest?",
         "How many bones are there in an adult human body?"))
     use_double(monkeypatch, double)
-    outcome = run_build(BuildOptions(out=tmp_path / "b", generator=GENERATOR, profiles=3,
-                                     candidates=6, per_risk=3, generate_templates=2),
+    outcome = run_build(BuildOptions(out=tmp_path / "b", models={"generator": GENERATOR},
+                                     profiles=3, candidates=6, per_risk=3,
+                                     generate_templates=2),
                         progress=False)
     assert outcome.complete, outcome.tally.failures
     metrics = outcome.metrics
@@ -332,8 +334,8 @@ def test_failing_decoys_are_regenerated_or_fail_their_record(tmp_path, monkeypat
     # Running: the first decoy repeats the question (cosine ~0.73, above this test's cap of 0.7).
     # Houseplants: the judge always finds the answer, so that record fails.
     use_double(monkeypatch, PriskDouble(echo=("running",), answers={"houseplants": None}))
-    options = BuildOptions(out=tmp_path / "b", generator=GENERATOR, risks=("narrowing",),
-                           files=QueryFiles(narrowing=queries), profiles=2, candidates=2,
+    options = BuildOptions(out=tmp_path / "b", models={"generator": GENERATOR},
+                           risks=("narrowing",), narrowing=queries, profiles=2, candidates=2,
                            per_risk=3, decoy_attempts=1, decoy_max_similarity=0.7)
     outcome = run_build(options, progress=False)
     metrics = outcome.metrics
@@ -341,16 +343,16 @@ def test_failing_decoys_are_regenerated_or_fail_their_record(tmp_path, monkeypat
     assert metrics.decoy_rejections == {"judge": 2, "similarity": 1}
     assert metrics.decoy_regenerations == 2  # one per regenerated decoy, passed or not
     [failure] = outcome.tally.failures
-    assert failure["kind"] == "decoy_rejected"
+    assert failure.kind == "decoy_rejected"
     written = load_records(tmp_path / "b" / "data")
     assert len(written) == 2 and "houseplants" not in " ".join(r.question for r in written)
-    assert failure["key"].startswith("record/narrowing_")
+    assert failure.key.startswith("record/narrowing_")
 
 
 def test_rerun_replays_every_step_and_writes_identical_files(tmp_path, monkeypatch):
     models = use_double(monkeypatch, PriskDouble())
-    options = BuildOptions(out=tmp_path / "b", generator=GENERATOR, risks=("irp", "agreement"),
-                           profiles=2, candidates=3, per_risk=2)
+    options = BuildOptions(out=tmp_path / "b", models={"generator": GENERATOR},
+                           risks=("irp", "agreement"), profiles=2, candidates=3, per_risk=2)
     run_build(options, progress=False)
     first = {p.name: p.read_bytes() for p in (tmp_path / "b" / "data").iterdir()}
     made = calls(models)

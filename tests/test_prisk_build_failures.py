@@ -4,7 +4,8 @@ report and headlines say what happened."""
 
 import json
 
-from personalens.lenses.prisk.build import BuildOptions, QueryFiles, run_build
+from personalens.lenses.prisk.build import run_build
+from personalens.lenses.prisk.options import BuildOptions
 from personalens.lenses.prisk.records import load_records
 from personalens.models import ModelSettings
 from prisk_build_double import PriskDouble
@@ -68,8 +69,8 @@ def test_a_failed_memory_fails_only_the_records_of_its_persona(tmp_path, monkeyp
     use_double(monkeypatch, FailingDouble())
     out = tmp_path / "b"
     outcome = run_build(BuildOptions(
-        out=out, generator=GENERATOR, risks=("narrowing",),
-        files=QueryFiles(narrowing=narrowing_file(tmp_path)), profiles=2, candidates=2,
+        out=out, models={"generator": GENERATOR}, risks=("narrowing",),
+        narrowing=narrowing_file(tmp_path), profiles=2, candidates=2,
         per_risk=4), progress=False)
     written = load_records(out / "data")
     # Every (query, profile) pair: two records per persona; the chess persona's two fail.
@@ -93,12 +94,12 @@ def test_a_failed_memory_fails_only_the_records_of_its_persona(tmp_path, monkeyp
 def test_a_failed_profile_candidate_leaves_the_others_to_choose_from(tmp_path, monkeypatch):
     use_double(monkeypatch, FailingDouble(chess=False, broken_candidates={3}))
     out = tmp_path / "b"
-    outcome = run_build(BuildOptions(out=out, generator=GENERATOR, risks=("agreement",),
+    outcome = run_build(BuildOptions(out=out, models={"generator": GENERATOR}, risks=("agreement",),
                                      profiles=2, candidates=3, per_risk=2), progress=False)
     assert outcome.metrics.records == 2 and outcome.metrics.profiles == 2
     assert outcome.metrics.profiles_dropped == 1
     [failure] = outcome.tally.step_failures
-    assert failure["key"] == "profile/candidate/2" and failure["final"] is True
+    assert failure.key == "profile/candidate/2" and failure.final is True
     assert not outcome.complete
 
 
@@ -107,35 +108,36 @@ def test_failed_generated_templates_fail_only_the_irp_records(tmp_path, monkeypa
         chess=False, broken_templates={"finance"},
         template_queries=("How many bones are there in an adult human body?",)))
     out = tmp_path / "b"
-    outcome = run_build(BuildOptions(out=out, generator=GENERATOR, risks=("irp", "agreement"),
-                                     profiles=2, candidates=2, per_risk=2,
+    outcome = run_build(BuildOptions(out=out, models={"generator": GENERATOR},
+                                     risks=("irp", "agreement"), profiles=2, candidates=2,
+                                     per_risk=2,
                                      generate_templates=2), progress=False)
     metrics = outcome.metrics
     assert metrics.by_risk == {"agreement": 2} and metrics.planned_by_risk == \
         {"irp": 2, "agreement": 2}
-    failed = {f["key"]: f for f in outcome.tally.failures}
+    failed = {f.key: f for f in outcome.tally.failures}
     assert set(failed) == {"record/irp_0001", "record/irp_0002"}
-    assert all(f["kind"] == "invalid_structured_output" and f["final"] for f in failed.values())
+    assert all(f.kind == "invalid_structured_output" and f.final for f in failed.values())
     assert records(out)["record/irp_0001"]["failed_steps"] == ["template/1"]
 
 
 def test_a_decoy_that_never_passes_is_a_final_failure(tmp_path, monkeypatch):
     use_double(monkeypatch, PriskDouble(answers={"houseplants": None}))
     outcome = run_build(BuildOptions(
-        out=tmp_path / "b", generator=GENERATOR, risks=("narrowing",),
-        files=QueryFiles(narrowing=narrowing_file(tmp_path)), profiles=1, candidates=1,
+        out=tmp_path / "b", models={"generator": GENERATOR}, risks=("narrowing",),
+        narrowing=narrowing_file(tmp_path), profiles=1, candidates=1,
         per_risk=2, decoy_attempts=1), progress=False)
     [failure] = outcome.tally.failures
     # Every draft and check is a recorded step: a rerun replays them and fails the same way.
-    assert failure["kind"] == "decoy_rejected" and failure["final"] is True
+    assert failure.kind == "decoy_rejected" and failure.final is True
 
 
 def test_nothing_built_says_so_and_the_report_explains_the_missing_mean(tmp_path, monkeypatch):
     use_double(monkeypatch, PriskDouble(answers={"cook": None, "houseplants": None}))
     out = tmp_path / "b"
     outcome = run_build(BuildOptions(
-        out=out, generator=GENERATOR, risks=("narrowing",),
-        files=QueryFiles(narrowing=narrowing_file(tmp_path)), profiles=1, candidates=1,
+        out=out, models={"generator": GENERATOR}, risks=("narrowing",),
+        narrowing=narrowing_file(tmp_path), profiles=1, candidates=1,
         per_risk=2, decoy_attempts=0), progress=False)
     assert outcome.metrics.records == 0 and not (out / "data").exists()
     lines = outcome.metrics.headlines()
@@ -148,8 +150,8 @@ def test_the_report_gives_the_mean_cosine_of_passed_decoys(tmp_path, monkeypatch
     use_double(monkeypatch, PriskDouble())
     out = tmp_path / "b"
     outcome = run_build(BuildOptions(
-        out=out, generator=GENERATOR, risks=("narrowing",),
-        files=QueryFiles(narrowing=narrowing_file(tmp_path)), profiles=1, candidates=1,
+        out=out, models={"generator": GENERATOR}, risks=("narrowing",),
+        narrowing=narrowing_file(tmp_path), profiles=1, candidates=1,
         per_risk=2), progress=False)
     mean = outcome.metrics.decoy_similarity_mean
     assert mean is not None and f"mean cosine to their query {mean:.3f}" in \

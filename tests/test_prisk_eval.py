@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from personalens.lenses.prisk.command import PriskOptions, run_eval
-from personalens.models import ModelSettings
+from personalens.lenses.prisk.command import run_eval
+from personalens.lenses.prisk.options import EvalOptions
 from prisk_double import CONDITIONS, behaviours, dataset, judge_failing_on
 from scripted_roles import Roles
 
@@ -14,11 +14,10 @@ def evaluate(tmp_path, monkeypatch, *, roles=None, **options):
     Roles(**{f"scripted-{name}": b for name, b in (roles or behaviours()).items()}
           ).install(monkeypatch)
     out = tmp_path / "run"
-    outcome = run_eval(PriskOptions(
+    outcome = run_eval(EvalOptions.parse(
         data=dataset(tmp_path / "data"), out=out,
-        target=ModelSettings(spec="openai/scripted-target"),
-        judge=ModelSettings(spec="openai/scripted-judge"), retriever="bm25", samples=2,
-        **options), progress=False)
+        models={"target": "openai/scripted-target", "judge": "openai/scripted-judge"},
+        retriever="bm25", samples=2, **options), progress=False)
     return json.loads((out / "metrics.json").read_text()), outcome, out
 
 
@@ -162,11 +161,15 @@ def test_a_missing_usefulness_verdict_is_a_listed_failure_not_useful(tmp_path, m
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    ({"conditions": ["base", "both"]}, "--conditions takes"),
-    ({"risks": ["toxicity"]}, "--risks takes"),
+    ({"conditions": ["base", "both"]}, "--conditions takes 'base', 'profile', 'retrieval', "
+                                       "'profile_retrieval' or 'reflect' \\(got 'both'\\)"),
+    ({"risks": ["toxicity"]}, "--risks takes 'irp', 'sycophancy' or 'narrowing'"),
+    ({"risks": []}, "--risks takes at least 1 value"),
     ({"k": 0}, "--k must be at least 1"),
-    ({"k_sweep": [0]}, "--k-sweep takes positive"),
-    ({"coding": "dummy"}, "--coding is treatment or effect"),
+    ({"k_sweep": [0]}, "--k-sweep must be at least 1 \\(got 0\\)"),
+    ({"coding": "dummy"}, "--coding takes 'treatment' or 'effect'"),
+    ({"max_tokens": 8}, "--max-tokens must be at least 16"),
+    ({"temperature": 2.5}, "--temperature must be at most 2"),
 ])
 def test_bad_options_are_input_errors_before_anything_is_written(tmp_path, monkeypatch, change,
                                                                  message):

@@ -59,15 +59,13 @@ def test_personabench_on_ray_gives_the_in_process_records(tmp_path, ray_address)
 
 
 def test_pqb_eval_encodes_on_ray_data_with_the_in_process_result(tmp_path, ray_address):
-    from personalens.lenses.pqb.command import PqbOptions, run_pqb_eval
-    from personalens.runs.executor import make_executor
+    from personalens.lenses.pqb.command import run_eval
+    from personalens.lenses.pqb.options import EvalOptions
 
-    runs = {}
-    for name, executor in (("local", make_executor("local")),
-                           ("ray", make_executor("ray", ray_address))):
-        options = PqbOptions(queries=QUERIES, meta=META, retriever="minilm",
-                             out=tmp_path / name, executor=executor)
-        runs[name] = run_pqb_eval(options, progress=False)
+    for name in ("local", "ray"):
+        run_eval(EvalOptions(queries=QUERIES, meta=META, retriever="minilm", out=tmp_path / name,
+                             executor=name, ray_address=ray_address if name == "ray" else None),
+                 progress=False)
     assert _metrics(tmp_path / "ray") == _metrics(tmp_path / "local")
     assert _sorted_lines(tmp_path / "ray") == _sorted_lines(tmp_path / "local")
     assert _metrics(tmp_path / "ray")["n_queries"] == 9

@@ -64,10 +64,10 @@ def test_every_appended_line_is_on_disk_before_close_and_fsynced_by_close(tmp_pa
 
 def test_resume_keeps_started_at_and_counts_sessions(tmp_path):
     run = RunDirectory.open(tmp_path / "run", MANIFEST)
-    started = run.manifest["started_at"]
+    started = run.manifest.started_at
     run.close("interrupted")
     again = RunDirectory.open(tmp_path / "run", MANIFEST)
-    assert again.manifest["started_at"] == started and again.manifest["sessions"] == 2
+    assert again.manifest.started_at == started and again.manifest.sessions == 2
     again.close("complete")
     saved = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert saved["status"] == "complete" and saved["sessions"] == 2
@@ -77,6 +77,18 @@ def test_a_different_configuration_is_refused(tmp_path):
     RunDirectory.open(tmp_path / "run", MANIFEST).close("complete")
     with pytest.raises(InputError, match="different configuration"):
         RunDirectory.open(tmp_path / "run", {**MANIFEST, "config": {"lens": "x", "k": 10}})
+
+
+def test_a_run_written_before_contract_2_is_refused_with_the_reason_and_left_untouched(tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    old = {"command": "personalens x", "config": {"lens": "x", "k": 5}, "status": "complete"}
+    (run_dir / "manifest.json").write_text(json.dumps(old))
+    (run_dir / "records.jsonl").write_text('{"key": "a", "status": "ok"}\n')
+    with pytest.raises(InputError, match=r"earlier personalens \(lens contract 1, now 2\)"):
+        RunDirectory.open(run_dir, MANIFEST)
+    assert json.loads((run_dir / "manifest.json").read_text()) == old
+    assert (run_dir / "records.jsonl").read_text() == '{"key": "a", "status": "ok"}\n'
 
 
 def test_a_directory_locked_by_another_process_is_refused(tmp_path):

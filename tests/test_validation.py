@@ -28,8 +28,9 @@ def generated(tmp_path_factory):
     settings_module.load_model = fake
     try:
         run_generate(GenerateOptions(people=3, communities=1, seed=1, out=out,
-                                     model=ModelSettings(spec="scripted", use_cache=False),
-                                     noises=["0.0", "0.5"], attributes_per_person=3))
+                                     models={"generator": ModelSettings(spec="scripted",
+                                                                        use_cache=False)},
+                                     noise=["0.0", "0.5"], attributes_per_person=3))
     finally:
         settings_module.load_model = original
     return out / "synthetic_data"

@@ -1,14 +1,16 @@
 """The `personalens` command."""
 
+import contextlib
 import importlib
 import sys
 
 import typer
 
-from personalens.cli import demo_command, generate_commands
-from personalens.cli.declared_command import lens_app
+from personalens.cli import demo_command
+from personalens.cli.declared_command import declared, lens_app
 from personalens.errors import InputError
 from personalens.lenses import LENSES
+from personalens.lenses.commands import DeclaredCommand
 from personalens.models import ModelCallFailed
 
 app = typer.Typer(help="personalens: measure how well AI assistants understand, find, ask for "
@@ -19,12 +21,16 @@ for lens in LENSES:
         app.add_typer(lens_app(importlib.import_module(f"personalens.lenses.{lens}.commands").LENS),
                       name=lens)
     except ModuleNotFoundError:
-        try:
+        with contextlib.suppress(ImportError):
             app.add_typer(importlib.import_module(f"personalens.cli.{lens}_commands").app,
                           name=lens)
-        except ImportError:
-            pass
-app.command()(generate_commands.generate)
+GENERATE = DeclaredCommand(
+    "generate", "personalens.population.generate_options:GenerateOptions",
+    "personalens.population.generate:run_generate",
+    "Generate synthetic communities in PersonaBench's release layout (plus hidden truth).\n\n"
+    "With --executor ray, every community is generated at once, each by a Ray task with its "
+    "own generator client; this process alone writes the records and the data.")
+app.command("generate")(declared(GENERATE))
 app.command()(demo_command.demo)
 
 

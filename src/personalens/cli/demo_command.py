@@ -16,9 +16,9 @@ import typer
 from personalens.cli.path_options import path_option
 
 if TYPE_CHECKING:  # the commands import their lenses lazily: `personalens --help` stays fast
-    from personalens.lenses.personabench.command import EvalOptions
     from personalens.lenses.personabench.metrics import PersonabenchMetrics
-    from personalens.population.generate import GenerateOptions
+    from personalens.lenses.personabench.options import EvalOptions
+    from personalens.population.generate_options import GenerateOptions
 
 DEMO_SCHEMA = (Path(__file__).resolve().parent.parent / "population" / "data"
                / "demo_schema.yaml")
@@ -28,22 +28,22 @@ K = 2
 
 
 def generation_options(out: Path) -> "GenerateOptions":
-    from personalens.models import DEFAULT_MODEL
-    from personalens.population.generate import GenerateOptions
+    from personalens.population.generate_options import GenerateOptions
 
     # Noise sessions are written once, for the highest level; level 0.0 is the personal
     # sessions alone, so it costs no request and lets the data be evaluated without noise too.
-    return GenerateOptions(people=3, communities=1, model=DEFAULT_MODEL, out=out / "population",
-                           noises=["0.0", NOISE], attributes_per_person=1, max_list_entries=1,
-                           schema=DEMO_SCHEMA)
+    return GenerateOptions(people=3, communities=1, out=out / "population",
+                           noise=["0.0", NOISE], attributes_per_person=1, max_list_entries=1,
+                           profile_schema=DEMO_SCHEMA)
 
 
 def eval_options(out: Path) -> "EvalOptions":
-    from personalens.lenses.personabench.command import EvalOptions
+    from personalens.lenses.personabench.options import EvalOptions
     from personalens.models import DEFAULT_MODEL
 
     return EvalOptions(data=out / "population" / "synthetic_data", out=out / "eval",
-                       noises=[NOISE], retrievers=RETRIEVERS, k=K, model=DEFAULT_MODEL)
+                       noise=[NOISE], retriever=RETRIEVERS, k=K,
+                       models={"target": DEFAULT_MODEL})
 
 
 def summary(out: Path, metrics: "PersonabenchMetrics", k: int, model: str,

@@ -12,7 +12,7 @@ from personalens.runs.usage import UsageLedger, merge_usage
 
 __all__ = [
     "DEFAULT_MODEL", "SPEC_HELP", "ChatModel", "Completion", "Message", "ModelCallFailed",
-    "ModelSettings", "PermanentModelError", "Provider", "RetryPolicy", "Role", "RoleModels", "RoleSet", "TransientModelError",
-    "Usage", "UsageLedger", "complete_structured", "load_model", "merge_usage",
-    "schema_bounded", "validate_spec",
+    "ModelSettings", "PermanentModelError", "Provider", "RetryPolicy", "Role", "RoleModels",
+    "RoleSet", "TransientModelError", "Usage", "UsageLedger", "complete_structured",
+    "load_model", "merge_usage", "schema_bounded", "validate_spec",
 ]

@@ -17,4 +17,5 @@ from personalens.report.question_browser import (
 )
 
 __all__ = ["ENTRY_LIMIT", "BrowserEntry", "BrowserItems", "HtmlReport", "bars_with_ci",
-           "failure_fields", "first_entries", "grouped_bars", "interaction_plot", "line_plot", "scatter"]
+           "failure_fields", "first_entries", "grouped_bars", "interaction_plot", "line_plot",
+           "scatter"]

@@ -16,8 +16,8 @@ from personalens.runs.options import (
     option,
     user_path,
 )
-from personalens.runs.records import LensRecord
 from personalens.runs.provenance import fingerprint, package_versions
+from personalens.runs.records import LensRecord
 from personalens.runs.run_directory import METRICS, RECORDS, REPORT, RunDirectory
 from personalens.runs.step_store import StepFailed, StepStore
 

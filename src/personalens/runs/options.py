@@ -104,7 +104,10 @@ def flag(model: type[pydantic.BaseModel], name: str) -> str:
 def option_error(model: type[pydantic.BaseModel], exc: pydantic.ValidationError) -> str:
     """The first error as one line: "--turns must be at least 1 (got 0)"."""
     error = exc.errors()[0]
-    where = flag(model, str(error["loc"][0])) if error["loc"] else model.__name__
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if not error["loc"]:  # a check across options: its message names them
+        return message
+    where = flag(model, str(error["loc"][0]))
     ctx = error.get("ctx") or {}
     got = error.get("input")
     rules = {"greater_than_equal": "must be at least {ge}", "greater_than": "must be above {gt}",
@@ -112,9 +115,12 @@ def option_error(model: type[pydantic.BaseModel], exc: pydantic.ValidationError)
              "too_short": "takes at least {min_length} value(s)"}
     if error["type"] in rules:
         return f"{where} {rules[error['type']].format(**ctx)} (got {got})"
+    if error["type"] in ("int_parsing", "int_from_float"):
+        many = len(error["loc"]) > 1  # an item of a comma-separated list
+        return (f"{where} takes {'comma-separated whole numbers' if many else 'a whole number'}"
+                f" (got {got!r})")
     if error["type"] == "literal_error":
         return f"{where} takes {ctx.get('expected', '')} (got {got!r})"
-    message = str(error["msg"]).removeprefix("Value error, ")
     return f"{where}: {message}"
 
 

@@ -32,12 +32,13 @@ class RunDirectory:
         self._stored: StoredRecords | None = None  # set by successful_records
 
     @classmethod
-    def open(cls, path: Path, manifest: Manifest) -> "RunDirectory":
+    def open(cls, path: Path, manifest: Manifest | dict[str, Any]) -> "RunDirectory":
         """Create or resume the run at `path`; refuse one that another process is writing.
 
         `manifest.config` identifies the run: resuming with a different config is refused,
         because mixing records of two configurations would make every metric meaningless.
         """
+        manifest = Manifest.model_validate(manifest)
         if path.exists() and not path.is_dir():
             raise InputError("run directory path exists and is not a directory", where=str(path))
         path.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,6 @@ from personalens.lenses.personabench.metrics import Condition, PersonabenchMetri
 from personalens.lenses.personabench.records import PersonabenchRecord
 from personalens.lenses.personabench.scoring import answer_words
 from personalens.population.release_reader import Community, Session
-from personalens.runs import ItemFailure, ItemRecords
 from personalens.report import (
     ENTRY_LIMIT,
     BrowserEntry,
@@ -22,6 +21,7 @@ from personalens.report import (
     grouped_bars,
     line_plot,
 )
+from personalens.runs import ItemFailure, ItemRecords
 
 _ROWS = (*CATEGORIES, "overall")
 FACETS = ["category", "condition", "outcome"]

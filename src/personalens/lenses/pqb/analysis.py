@@ -11,6 +11,7 @@ from itertools import combinations
 
 import numpy as np
 
+from personalens.lenses.pqb.records import EvalRecord
 from personalens.lenses.pqb.typo_edits import edit_counts
 from personalens.retrieval.metrics import flip_rate
 from personalens.stats import bootstrap_ci, mean_with_ci
@@ -27,30 +28,29 @@ def _rr(ranks: list[int | None]) -> np.ndarray:
     return np.array([0.0 if r is None else 1.0 / r for r in ranks])
 
 
-def pairs(records: list[dict]) -> list[tuple[dict, dict]]:
-    by_item: dict[str, list[dict]] = {}
-    for r in sorted(records, key=lambda r: r["key"]):
-        by_item.setdefault(r["parent_asin"], []).append(r)
+def pairs(records: list[EvalRecord]) -> list[tuple[EvalRecord, EvalRecord]]:
+    by_item: dict[str, list[EvalRecord]] = {}
+    for r in sorted(records, key=lambda r: r.key):
+        by_item.setdefault(r.parent_asin, []).append(r)
     return [pair for group in by_item.values() for pair in combinations(group, 2)]
 
 
-_SCORED = ("key", "parent_asin", "syntax_query", "typo_query", "random_typo_query",
-           "rank_clean", "rank_typo", "rank_random_typo")
+_HEADS = dict.fromkeys(("top_clean", "top_typo", "top_random_typo"))
 
 
-def scored(record: dict) -> dict:
+def scored(record: EvalRecord) -> EvalRecord:
     """What the metrics read of a record (not the rankings' heads kept for the browser), so a
     large run's summary holds a few fields per query."""
-    return {f: record[f] for f in _SCORED if f in record}
+    return record.model_copy(update=_HEADS)
 
 
-def summarise(records: list[dict], seed: int = 0) -> dict:
-    records = sorted(records, key=lambda r: r["key"])
+def summarise(records: list[EvalRecord], seed: int = 0) -> dict:
+    records = sorted(records, key=lambda r: r.key)
     both = pairs(records)
-    a = [p[0]["rank_clean"] for p in both]
-    b = [p[1]["rank_clean"] for p in both]
-    typo = [r for r in records if r["typo_query"] is not None]
-    rand = [r for r in records if r.get("random_typo_query") is not None]
+    a = [p[0].rank_clean for p in both]
+    b = [p[1].rank_clean for p in both]
+    typo = [r for r in records if r.typo_query is not None]
+    rand = [r for r in records if r.random_typo_query is not None]
     metrics: dict = {"n_queries": len(records), "n_pairs": len(both), "n_typo": len(typo),
                      "n_random_typo": len(rand), "flip_rate": {"paper": {}, "all_pairs": {}},
                      "hit": {kind: {} for kind in ("clean", "clean_on_typo", "typo", "drop",
@@ -64,10 +64,10 @@ def summarise(records: list[dict], seed: int = 0) -> dict:
             low, high = bootstrap_ci(hits, rate, seed=seed)
             metrics["flip_rate"][name][str(k)] = {
                 "value": rate(hits) if both else None, "ci_low": low, "ci_high": high}
-        clean = _hits([r["rank_clean"] for r in typo], k)
-        typos = _hits([r["rank_typo"] for r in typo], k)
+        clean = _hits([r.rank_clean for r in typo], k)
+        typos = _hits([r.rank_typo for r in typo], k)
         metrics["hit"]["clean"][str(k)] = mean_with_ci(
-            _hits([r["rank_clean"] for r in records], k), seed=seed)
+            _hits([r.rank_clean for r in records], k), seed=seed)
         metrics["hit"]["typo"][str(k)] = mean_with_ci(typos, seed=seed)
         # Clean hits on exactly the queries that have a typo version: the fair comparison.
         metrics["hit"]["clean_on_typo"][str(k)] = mean_with_ci(clean, seed=seed)
@@ -76,11 +76,11 @@ def summarise(records: list[dict], seed: int = 0) -> dict:
         _random_typo_hits(metrics["hit"], rand, k, seed)
     # What the typo queries actually do to the words, by kind (PQB's mechanisms).
     metrics["typo_edit_kinds"] = {
-        "typo": dict(edit_counts([(r["syntax_query"], r["typo_query"]) for r in typo])),
-        "random_typo": dict(edit_counts([(r["syntax_query"], r["random_typo_query"])
+        "typo": dict(edit_counts([(r.syntax_query, r.typo_query) for r in typo])),
+        "random_typo": dict(edit_counts([(r.syntax_query, r.random_typo_query)
                                          for r in rand]))}
     metrics["mrr"] = {
-        name: mean_with_ci(_rr([r[field] for r in rows]), seed=seed)
+        name: mean_with_ci(_rr([getattr(r, field) for r in rows]), seed=seed)
         for name, field, rows in (("clean", "rank_clean", records),
                                   ("clean_on_typo", "rank_clean", typo),
                                   ("typo", "rank_typo", typo),
@@ -88,14 +88,14 @@ def summarise(records: list[dict], seed: int = 0) -> dict:
     return metrics
 
 
-def _random_typo_hits(hit: dict, rand: list[dict], k: int, seed: int) -> None:
+def _random_typo_hits(hit: dict, rand: list[EvalRecord], k: int, seed: int) -> None:
     """The baseline: random typos on the same queries, with as many edited words.
 
     personal_minus_random < 0 means the users' own typos hurt retrieval more than random ones.
     """
-    clean = _hits([r["rank_clean"] for r in rand], k)
-    personal = _hits([r["rank_typo"] for r in rand], k)
-    random_typo = _hits([r["rank_random_typo"] for r in rand], k)
+    clean = _hits([r.rank_clean for r in rand], k)
+    personal = _hits([r.rank_typo for r in rand], k)
+    random_typo = _hits([r.rank_random_typo for r in rand], k)
     hit["random_typo"][str(k)] = mean_with_ci(random_typo, seed=seed)
     hit["random_drop"][str(k)] = mean_with_ci(clean - random_typo, seed=seed)
     hit["personal_minus_random"][str(k)] = mean_with_ci(personal - random_typo, seed=seed)

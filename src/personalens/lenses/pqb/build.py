@@ -14,13 +14,13 @@ corpus.jsonl (meta_<Category>.jsonl lines), which `pqb eval --data` reads.
 import asyncio
 import json
 import random
+import sys
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pydantic
 
-from personalens.errors import InputError
 from personalens.lenses.pqb.build_report import report_sections
 from personalens.lenses.pqb.build_source import BuildSource, Product
 from personalens.lenses.pqb.candidate_queries import (
@@ -32,10 +32,12 @@ from personalens.lenses.pqb.candidate_queries import (
     core_terms,
     template_candidates,
 )
+from personalens.lenses.pqb.options import BuildOptions
 from personalens.lenses.pqb.pair_selection import SelectionOptions, select_pair
+from personalens.lenses.pqb.records import BuildRecord, BuiltQuery, Candidate
 from personalens.lenses.pqb.source_files import open_source
 from personalens.lenses.pqb.spacy_pipeline import load_pipeline
-from personalens.lenses.pqb.spelling_correction import get_corrector
+from personalens.lenses.pqb.spelling_correction import Corrector, DictionaryCorrector, LLMCorrector
 from personalens.lenses.pqb.style_encoder import EncoderOptions
 from personalens.lenses.pqb.style_profiles import (
     ProfileOptions,
@@ -48,8 +50,9 @@ from personalens.lenses.pqb.style_profiles import (
 )
 from personalens.lenses.pqb.typo_injection import inject_random, inject_typos, passes_similarity
 from personalens.lenses.pqb.typo_profile import TypoProfile, learn_profile
-from personalens.models import DEFAULT_MODEL, ModelSettings
-from personalens.report.run_page import run_page
+from personalens.models import ChatModel
+from personalens.models.role_set import RoleSet
+from personalens.report import HtmlReport
 from personalens.retrieval import DenseRetriever
 from personalens.runs import (
     ItemFailure,
@@ -66,99 +69,28 @@ from personalens.runs import (
     write_atomic,
 )
 from personalens.runs.blocking import run_blocking
-from personalens.runs.executor import Executor, LocalExecutor
 from personalens.runs.run_directory import step_recorded
 
-CANDIDATE_SOURCES = ("model", "templates")
+STYLE_STEP = "style/profiles"
+
+
+def profile_options(options: BuildOptions) -> ProfileOptions:
+    return ProfileOptions(options.min_sentences, options.min_df, options.covariance,
+                          options.rank, EncoderOptions(epochs=options.encoder_epochs,
+                                                       seed=options.seed))
 
 
 @dataclass(frozen=True)
-class BuildOptions:
-    out: Path
-    source: BuildSource = field(repr=False, compare=False)
-    source_config: dict = field(default_factory=dict)  # what identifies the input files
-    model: ModelSettings | str = DEFAULT_MODEL  # writes candidates; its endpoint serves llm:
-    candidates: str = "model"  # or "templates"
-    candidates_per_item: int = 8
-    similarity_model: str = "minilm"
-    similarity: float = 0.9
-    profile: ProfileOptions = ProfileOptions()
-    selection: SelectionOptions = SelectionOptions()
-    pair_users: str = "owners"  # "owners": the item's own users; "all": every profiled user
-    max_items: int | None = None
-    corrector: str = "dictionary"
-    max_typo_words: int = 3
-    typo_attempts: int = 5
-    seed: int = 0
-    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
-    # Where the style stage parses; not part of the build's identity (same profiles).
-    executor: Executor = field(default_factory=LocalExecutor, repr=False, compare=False)
+class _Build:
+    """What building an item and its typo versions reads (after the profiles exist)."""
 
-    @property
-    def writer(self) -> ModelSettings:
-        return ModelSettings(spec=self.model) if isinstance(self.model, str) else self.model
-
-    @classmethod
-    def from_flags(cls, *, reviews: Path | None, meta: Path | None, population: Path | None,
-                   min_sentences: int, min_df: int, covariance: str, rank: int,
-                   encoder_epochs: int, region: float, margin: float, seed: int,
-                   **rest) -> "BuildOptions":
-        """The command line's flat options, assembled (the source is read and hashed here)."""
-        source, source_config = open_source(reviews, meta, population)
-        profile = ProfileOptions(min_sentences=min_sentences, min_df=min_df,
-                                 covariance=covariance, rank=rank,
-                                 encoder=replace(EncoderOptions(), epochs=encoder_epochs,
-                                                 seed=seed))
-        return cls(source=source, source_config=source_config, profile=profile,
-                   selection=SelectionOptions(region=region, margin=margin), seed=seed, **rest)
-
-    def config(self) -> dict:
-        p, s = self.profile, self.selection
-        return {"lens": "pqb-build", **self.source_config, "model": self.writer.spec,
-                "candidates": self.candidates, "candidates_per_item": self.candidates_per_item,
-                "similarity_model": self.similarity_model, "similarity": self.similarity,
-                "min_sentences": p.min_sentences, "min_df": p.min_df,
-                "covariance": p.covariance, "rank": p.rank, "encoder": vars(p.encoder),
-                "region": s.region, "margin": s.margin, "pair_users": self.pair_users,
-                "max_items": self.max_items, "corrector": self.corrector,
-                "max_typo_words": self.max_typo_words, "typo_attempts": self.typo_attempts,
-                "seed": self.seed}
-
-
-@dataclass
-class _Context:
     options: BuildOptions
     nlp: object
-    store: StepStore | None
-    model: object | None
-    corrector: object
+    steps: StepStore
+    model: ChatModel | None  # writes candidates (--candidates model)
     embedder: DenseRetriever
-    profiles: StyleProfiles | None = None
-    typos: dict[str, TypoProfile] = field(default_factory=dict)
-
-
-def check_options(options: BuildOptions) -> None:
-    """Refuse bad options before anything is written."""
-    if options.candidates not in CANDIDATE_SOURCES:
-        raise InputError(f"--candidates must be one of {', '.join(CANDIDATE_SOURCES)}")
-    if options.pair_users not in ("owners", "all"):
-        raise InputError("--pair-users must be 'owners' or 'all'")
-    if options.profile.covariance not in ("low_rank", "full"):
-        raise InputError("--covariance must be 'low_rank' or 'full'")
-    if not 0 < options.similarity <= 1:
-        raise InputError("--similarity must be in (0, 1]")
-    if not 1 <= options.profile.rank <= options.profile.encoder.dim:
-        raise InputError(f"--rank must be between 1 and {options.profile.encoder.dim}")
-    for flag, value in (("--candidates-per-item", options.candidates_per_item),
-                        ("--max-items", 1 if options.max_items is None else options.max_items),
-                        ("--max-typo-words", options.max_typo_words),
-                        ("--typo-attempts", options.typo_attempts),
-                        ("--min-sentences", options.profile.min_sentences),
-                        ("--encoder-epochs", options.profile.encoder.epochs)):
-        if value < 1:
-            raise InputError(f"{flag} must be at least 1")
-    if options.candidates == "model":
-        options.writer.validate_spec()
+    profiles: StyleProfiles
+    typos: dict[str, TypoProfile]
 
 
 @dataclass(frozen=True)
@@ -194,107 +126,107 @@ class BuildMetrics(Metrics):
                 f"tried; {self.queries} queries, {self.typo_queries} with typos"]
 
 
-class PqbBuild(Lens):
+class PqbBuild(Lens[BuildOptions, BuildRecord, BuildMetrics]):
     """Items are products with two or more profiled users; the profiles and each user's
     spelling correction are steps before the plan, typo versions steps after it."""
 
     name = "pqb build"
     title = "personalens · PersonalQuery-Benchmark build"
+    record_model = BuildRecord
 
-    def __init__(self, options: BuildOptions):
-        """Everything that can refuse the input does so here, before the folder exists."""
-        super().__init__(options.prices)
-        check_options(options)
-        self.options = options
-        writer = options.writer
-        nlp = load_pipeline()
-        self.sentences = None
-        if not step_recorded(options.out, STYLE_STEP):
-            self.sentences = parse_histories(options.source.histories, nlp, options.executor)
-            self.kept = profiled_users(self.sentences, options.profile)
-        model = (writer.load("generator", self.ledger) if options.candidates == "model"
-                 else None)
-        corrector = get_corrector(options.corrector, settings=writer, ledger=self.ledger)
-        self.context = _Context(options, nlp, None, model, corrector,
-                                DenseRetriever(options.similarity_model))
-        self.items: list[BuildItem] = []
+    def __init__(self, options: BuildOptions, source: BuildSource | None = None):
+        """Everything that can refuse the input does so here, before the folder exists.
+        `source`: data already in memory instead of the options' files."""
+        super().__init__(options, options.models.prices)
+        self.source, self.dataset_hash = (source, None) if source else open_source(
+            options.reviews, options.meta, options.population)
+        settings = (options.models.resolved(BuildOptions.roles) if options.candidates == "model"
+                    else {})
+        if options.corrector_spec:  # served where the generator is
+            settings["corrector"] = options.models["generator"].with_spec(options.corrector_spec)
+        self.roles = RoleSet(settings, self.ledger)
+        self.nlp = load_pipeline()
+        if step_recorded(options.out, STYLE_STEP):
+            self.style_input = None  # the recorded step holds the profiles
+        else:
+            sentences = parse_histories(self.source.histories, self.nlp, options.make_executor())
+            self.style_input = (sentences, profiled_users(sentences, profile_options(options)))
+        self.embedder = DenseRetriever(options.similarity_model)
 
     def identity(self) -> RunIdentity:
-        options = self.options
-        writer = options.writer
-        models = {"generator": writer.spec} if options.candidates == "model" else {}
-        if options.corrector.startswith("llm:"):
-            models["corrector"] = options.corrector.removeprefix("llm:")
-        return RunIdentity(config=options.config(),
-                           seeds={"build": options.seed, "encoder": options.profile.encoder.seed},
-                           models=models, endpoints={role: writer.public() for role in models})
+        return RunIdentity(options=self.options, dataset_hash=self.dataset_hash,
+                           seeds={"build": self.options.seed, "encoder": self.options.seed},
+                           models=self.roles.specs(), endpoints=self.roles.endpoints())
 
     async def setup(self, context: RunContext) -> None:
-        self.context.store = context.steps
         style = self.options.out / "style"
 
         async def train() -> dict:
-            await run_blocking(train_profiles, self.sentences, self.kept, self.options.profile,
+            await run_blocking(train_profiles, *self.style_input, profile_options(self.options),
                                style)
             return file_hashes(style)
-        hashes = await context.steps.get(STYLE_STEP, train)
-        self.context.profiles = load_checked(style, hashes)
-        profiled = sorted(self.context.profiles.gaussians)
-        self.context.typos = await _typo_profiles(self.context, profiled)
-        self.items = [BuildItem(p, u) for p, u in _items(self.options.source, profiled,
-                                                          self.options)]
+        profiles = load_checked(style, await context.steps.get(STYLE_STEP, train))
+        profiled = sorted(profiles.gaussians)
+        corrector = (LLMCorrector(self.roles["corrector"]) if "corrector" in self.roles
+                     else DictionaryCorrector())
+        typos = await _typo_profiles(context.steps, corrector, self.source.histories, self.nlp,
+                                     profiled)
+        model = self.roles.models.get("generator")
+        self.build = _Build(self.options, self.nlp, context.steps, model, self.embedder,
+                            profiles, typos)
+        self.items = [BuildItem(p, u) for p, u in _items(self.source, profiled, self.options)]
 
     def plan(self) -> list[BuildItem]:
         return self.items
 
-    async def run_item(self, item: BuildItem) -> dict:
-        result = await _build_item(self.context, item.product, item.users)
-        return {**result, "outcome": result.pop("status")}
+    async def run_item(self, item: BuildItem) -> BuildRecord:
+        return await _build_item(self.build, item.product, item.users)
 
-    async def finish(self, records: ItemRecords) -> None:
-        results = [await _with_typos(self.context, _result(r)) for r in records]
-        _write_dataset(self.options.out, self.options.source, results)
+    async def finish(self, records: ItemRecords[BuildRecord]) -> None:
+        self.results = [await _with_typos(self.build, r) for r in records]
+        _write_dataset(self.options.out, self.source, self.results)
         write_atomic(self.options.out / "typo_profiles.json", json.dumps(
-            {uid: p.to_json() for uid, p in self.context.typos.items()}, indent=1,
+            {uid: p.to_json() for uid, p in self.build.typos.items()}, indent=1,
             sort_keys=True))
-        self.results = results
 
-    def summarise(self, records: ItemRecords, tally: Tally) -> BuildMetrics:
+    def summarise(self, records: ItemRecords[BuildRecord], tally: Tally) -> BuildMetrics:
         return BuildMetrics.model_validate({
-            **summarise(self.results, self.context, self.options.source),
+            **summarise(self.results, self.build, self.source),
             "complete": tally.complete, "failures": tally.failures + tally.step_failures,
             "out": str(self.options.out)})
 
-    def render_report(self, metrics: BuildMetrics, tally: Tally, manifest: dict,
-                      records: ItemRecords) -> str:
-        config = manifest["config"]
-        return run_page(
-            self.title, tally, manifest,
-            summary=(f"Source: {metrics.origin} · candidates: {config['candidates']} "
-                     f"({config['model'] if config['candidates'] == 'model' else 'templates'})"
-                     f" · seed {config['seed']}"),
-            sections=lambda report: report_sections(report, metrics, config))
+    def summary_line(self, metrics: BuildMetrics) -> str:
+        options = self.options
+        writer = (options.models["generator"].spec if options.candidates == "model"
+                  else "templates")
+        return (f"Source: {metrics.origin} · candidates: {options.candidates} ({writer}) · "
+                f"seed {options.seed}")
+
+    def report_sections(self, report: HtmlReport, metrics: BuildMetrics,
+                        records: ItemRecords[BuildRecord]) -> None:
+        report_sections(report, metrics, self.options)
 
     async def aclose(self) -> None:
-        for model in (self.context.model, getattr(self.context.corrector, "model", None)):
-            if model is not None:
-                await model.aclose()
+        await self.roles.aclose()
 
 
-STYLE_STEP = "style/profiles"
+def run_build(options: BuildOptions, *, source: BuildSource | None = None,
+              progress: bool = True) -> Outcome:
+    outcome = run_lens(PqbBuild(options, source), options.out, progress=progress)
+    _explain_empty(outcome.metrics, options.candidates)
+    return outcome
 
 
-def _result(record: dict) -> dict:
-    """An item record as the build's result: its outcome as `status` (failed items too)."""
-    fields = {k: v for k, v in record.items() if k not in ("key", "status", "outcome")}
-    if record["status"] != "ok":
-        return {"asin": record["key"].removeprefix("item/"), "status": "failed",
-                "error": record["error"]}
-    return {**fields, "status": record["outcome"]}
-
-
-def run_build(options: BuildOptions, *, progress: bool = True) -> Outcome:
-    return run_lens(PqbBuild(options), options.out, progress=progress)
+def _explain_empty(summary: BuildMetrics, candidates: str) -> None:
+    """Say which stage left the dataset empty, and what to change."""
+    if summary.queries or not summary.items:
+        return
+    if candidates == "model" and summary.candidates and not summary.candidates_valid:
+        print("no candidate kept the 5-core-term constraint: use a stronger --model, or "
+              "--candidates templates (the bundled SmolLM2-135M cannot keep it)", file=sys.stderr)
+    elif summary.skipped_by_reason.get("no user pair passes the gates"):
+        print("no user pair passed the gates: records.jsonl shows each item's "
+              "nearest_mahalanobis_sq; a larger --region admits more", file=sys.stderr)
 
 
 def _items(source: BuildSource, profiled: list[str], options: BuildOptions
@@ -311,80 +243,80 @@ def _items(source: BuildSource, profiled: list[str], options: BuildOptions
     return chosen[:options.max_items] if options.max_items else chosen
 
 
-async def _typo_profiles(context: _Context, users: list[str]) -> dict[str, TypoProfile]:
-    histories = context.options.source.histories
-
+async def _typo_profiles(steps: StepStore, corrector: Corrector,
+                         histories: dict[str, list[str]], nlp,
+                         users: list[str]) -> dict[str, TypoProfile]:
     async def profile(uid: str) -> TypoProfile | None:
         async def correct():
-            return await context.corrector.correct(histories[uid])
+            return await corrector.correct(histories[uid])
         try:
-            corrected = await context.store.get(f"correct/{uid}", correct)
+            corrected = await steps.get(f"correct/{uid}", correct)
         except StepFailed:
             return None  # recorded; the user's typo steps wait for a rerun that succeeds
-        return learn_profile(histories[uid], corrected, context.nlp)
+        return learn_profile(histories[uid], corrected, nlp)
 
     learned = await asyncio.gather(*(profile(uid) for uid in users))
     return {uid: p for uid, p in zip(users, learned, strict=True) if p is not None}
 
 
-async def _candidates(context: _Context, terms: list[str]) -> list[str]:
-    options = context.options
+async def _candidates(build: _Build, terms: list[str]) -> list[str]:
+    options = build.options
     if options.candidates == "templates":
         return template_candidates(terms)
 
     async def one(i: int) -> str:
-        completion = await context.model.complete(
+        completion = await build.model.complete(
             candidate_messages(terms, FRAMES[i % len(FRAMES)]), temperature=0.9, seed=i,
             max_tokens=80)
         return clean_reply(completion.text)
     return list(await asyncio.gather(*(one(i) for i in range(options.candidates_per_item))))
 
 
-async def _build_item(context: _Context, product: Product, users: list[str]) -> dict:
-    result = {"asin": product.parent_asin, "users": users}
-    terms = core_terms(product.title, product.text, context.nlp)
+async def _build_item(build: _Build, product: Product, users: list[str]) -> BuildRecord:
+    item = {"asin": product.parent_asin, "users": users}
+    terms = core_terms(product.title, product.text, build.nlp)
     if terms is None:
-        return {**result, "status": "skipped", "reason": "fewer than 5 core terms"}
-    written = await _candidates(context, terms)
-    checked = [{"text": t, "rejected": check_candidate(t, terms, context.nlp)} for t in written]
-    valid = list(dict.fromkeys(c["text"] for c in checked if c["rejected"] is None))
+        return BuildRecord(**item, outcome="skipped", reason="fewer than 5 core terms")
+    written = await _candidates(build, terms)
+    checked = [Candidate(text=t, rejected=check_candidate(t, terms, build.nlp))
+               for t in written]
+    valid = list(dict.fromkeys(c.text for c in checked if c.rejected is None))
     kept = [valid[i] for i in coherent_subset(
-        context.embedder.encode(valid), context.options.similarity)] if valid else []
-    result.update(terms=terms, candidates=checked, kept=kept)
+        build.embedder.encode(valid), build.options.similarity)] if valid else []
+    item.update(terms=terms, candidates=checked, kept=kept)
     if len(kept) < 2:
-        return {**result, "status": "skipped", "reason": "fewer than 2 coherent candidates"}
-    vectors = context.profiles.vectors(kept, context.nlp)
-    choice = select_pair(users, context.profiles.gaussians, vectors, context.options.selection)
+        return BuildRecord(**item, outcome="skipped", reason="fewer than 2 coherent candidates")
+    vectors = build.profiles.vectors(kept, build.nlp)
+    gaussians = build.profiles.gaussians
+    choice = select_pair(users, gaussians, vectors,
+                         SelectionOptions(build.options.region, build.options.margin))
     if choice is None:
         # How close each user's nearest candidate came, to show what --region would admit.
-        nearest = {u: float(context.profiles.gaussians[u].mahalanobis_sq(vectors).min())
-                   for u in users}
-        return {**result, "status": "skipped", "reason": "no user pair passes the gates",
-                "nearest_mahalanobis_sq": nearest}
-    result["selection"] = choice.to_json()
-    result["queries"] = [{"uid": uid, "syntax_query": kept[index]}
-                         for uid, index in ((choice.user_a, choice.candidate_a),
-                                            (choice.user_b, choice.candidate_b))]
-    return {**result, "status": "ok"}
+        nearest = {u: float(gaussians[u].mahalanobis_sq(vectors).min()) for u in users}
+        return BuildRecord(**item, outcome="skipped", reason="no user pair passes the gates",
+                           nearest_mahalanobis_sq=nearest)
+    queries = [BuiltQuery(uid=uid, syntax_query=kept[index])
+               for uid, index in ((choice.user_a, choice.candidate_a),
+                                  (choice.user_b, choice.candidate_b))]
+    return BuildRecord(**item, selection=choice.to_json(), queries=queries, outcome="ok")
 
 
-async def _with_typos(context: _Context, item: dict) -> dict:
+async def _with_typos(build: _Build, item: BuildRecord | ItemFailure) -> BuildRecord | ItemFailure:
     """The item with each chosen query's typo versions, each a step of its own: a user whose
     correction failed gets them on the rerun that corrects their texts."""
-    if item["status"] != "ok":
+    if isinstance(item, ItemFailure) or item.outcome != "ok":
         return item
     queries = []
-    for query in item["queries"]:
-        profile = context.typos.get(query["uid"])
+    for query in item.queries:
+        profile = build.typos.get(query.uid)
         if profile is None:  # the correction step failed and is recorded; a rerun fills it
-            queries.append({**query, **_untyped("the user's spelling correction failed")})
-            continue
-
-        async def compute(query=query, profile=profile):
-            return _typed(context, item["asin"], query, profile)
-        queries.append({**query, **await context.store.get(
-            f"typo/{item['asin']}/{query['uid']}", compute)})
-    return {**item, "queries": queries}
+            typed = _untyped("the user's spelling correction failed")
+        else:
+            async def compute(query=query, profile=profile):
+                return _typed(build, item.asin, query, profile)
+            typed = await build.steps.get(f"typo/{item.asin}/{query.uid}", compute)
+        queries.append(query.model_copy(update=typed))
+    return item.model_copy(update={"queries": queries})
 
 
 def _untyped(reason: str) -> dict:
@@ -392,20 +324,20 @@ def _untyped(reason: str) -> dict:
             "random_typo_query": None, "random_edits": [], "random_skipped": reason}
 
 
-def _typed(context: _Context, asin: str, query: dict, profile: TypoProfile) -> dict:
+def _typed(build: _Build, asin: str, query: BuiltQuery, profile: TypoProfile) -> dict:
     """The user's typo version of their query and a random-typo version editing as many words
     (one edit each), or why either is missing."""
-    options, clean, uid = context.options, query["syntax_query"], query["uid"]
+    options, clean, uid = build.options, query.syntax_query, query.uid
     if not profile.edits:
         return _untyped("the user has no observed typos")
-    personal = _first_passing(context, clean, lambda rng: inject_typos(
-        clean, profile, context.nlp, rng, max_words=options.max_typo_words),
+    personal = _first_passing(build, clean, lambda rng: inject_typos(
+        clean, profile, build.nlp, rng, max_words=options.max_typo_words),
         f"{options.seed}/{asin}/{uid}/personal")
     gate = f"no version kept cosine >= {options.similarity} in {options.typo_attempts} draws"
     if personal is None:
         return _untyped(gate)
     record = {"typo_query": personal.text, "typo_edits": _edits(personal), "typo_skipped": None}
-    baseline = _first_passing(context, clean, lambda rng: inject_random(
+    baseline = _first_passing(build, clean, lambda rng: inject_random(
         clean, len(personal.edits), rng), f"{options.seed}/{asin}/{uid}/random")
     if baseline is None:
         return {**record, "random_typo_query": None, "random_edits": [], "random_skipped": gate}
@@ -413,13 +345,13 @@ def _typed(context: _Context, asin: str, query: dict, profile: TypoProfile) -> d
             "random_skipped": None}
 
 
-def _first_passing(context: _Context, clean: str, draw, seed: str):
+def _first_passing(build: _Build, clean: str, draw, seed: str):
     """The first of up to --typo-attempts seeded draws that edits something and keeps the
     similarity gate, or None."""
-    for attempt in range(context.options.typo_attempts):
+    for attempt in range(build.options.typo_attempts):
         injected = draw(random.Random(f"{seed}/{attempt}"))
-        if injected.edits and passes_similarity(clean, injected.text, context.embedder.encode,
-                                                context.options.similarity):
+        if injected.edits and passes_similarity(clean, injected.text, build.embedder.encode,
+                                                build.options.similarity):
             return injected
     return None
 
@@ -428,41 +360,48 @@ def _edits(injected) -> list[dict]:
     return [edit._asdict() for edit in injected.edits]
 
 
-def _write_dataset(out: Path, source: BuildSource, results: list[dict]) -> None:
-    queries = {r["asin"]: [{"asin": r["asin"], **q} for q in r["queries"]]
-               for r in results if r["status"] == "ok"}
+def _write_dataset(out: Path, source: BuildSource,
+                   results: list[BuildRecord | ItemFailure]) -> None:
+    queries = {r.asin: [{"asin": r.asin, **q.model_dump(exclude_unset=True)} for q in r.queries]
+               for r in _built(results) if r.outcome == "ok"}
     write_atomic(out / "queries.json", json.dumps(queries, indent=1, ensure_ascii=False))
     write_atomic(out / "corpus.jsonl", "".join(
         json.dumps(p.meta, ensure_ascii=False) + "\n" for p in source.products))
 
 
-def summarise(results: list[dict], context: _Context, source: BuildSource) -> dict:
+def _built(results: list[BuildRecord | ItemFailure]) -> list[BuildRecord]:
+    return [r for r in results if not isinstance(r, ItemFailure)]
+
+
+def summarise(results: list[BuildRecord | ItemFailure], build: _Build,
+              source: BuildSource) -> dict:
     """The build's numbers, each countable from records.jsonl and the written files."""
-    statuses = Counter(r["status"] for r in results)
-    reasons = Counter(r["reason"] for r in results if r["status"] == "skipped")
-    candidates = [c for r in results for c in r.get("candidates", [])]
-    queries = [q for r in results if r["status"] == "ok" for q in r["queries"]]
-    profiles = context.profiles
+    built = _built(results)
+    statuses = Counter("failed" if isinstance(r, ItemFailure) else r.outcome for r in results)
+    reasons = Counter(r.reason for r in built if r.outcome == "skipped")
+    candidates = [c for r in built for c in r.candidates]
+    queries = [q for r in built if r.outcome == "ok" for q in r.queries]
+    profiles = build.profiles
     summary = {
         "origin": source.origin, "users": len(source.histories),
         "profiled_users": len(profiles.gaussians), "products": len(source.products),
         "items": len(results), "items_by_status": dict(statuses),
         "skipped_by_reason": dict(reasons),
         "candidates": len(candidates),
-        "candidates_valid": sum(c["rejected"] is None for c in candidates),
-        "candidates_kept": sum(len(r.get("kept", [])) for r in results),
+        "candidates_valid": sum(c.rejected is None for c in candidates),
+        "candidates_kept": sum(len(r.kept) for r in built),
         "queries": len(queries),
-        "typo_queries": sum(q["typo_query"] is not None for q in queries),
-        "random_typo_queries": sum(q["random_typo_query"] is not None for q in queries),
-        "typo_skipped_by_reason": dict(Counter(q["typo_skipped"] for q in queries
-                                               if q["typo_skipped"])),
-        "random_skipped_by_reason": dict(Counter(q["random_skipped"] for q in queries
-                                                 if q["random_skipped"] and q["typo_query"])),
+        "typo_queries": sum(q.typo_query is not None for q in queries),
+        "random_typo_queries": sum(q.random_typo_query is not None for q in queries),
+        "typo_skipped_by_reason": dict(Counter(q.typo_skipped for q in queries
+                                               if q.typo_skipped)),
+        "random_skipped_by_reason": dict(Counter(q.random_skipped for q in queries
+                                                 if q.random_skipped and q.typo_query)),
         "sentences": profiles.sentences,
-        "typo_rates": {uid: p.rates for uid, p in sorted(context.typos.items())},
+        "typo_rates": {uid: p.rates for uid, p in sorted(build.typos.items())},
     }
     if source.typo_truth:
-        summary["typo_recovery"] = typo_recovery(context.typos, source.typo_truth)
+        summary["typo_recovery"] = typo_recovery(build.typos, source.typo_truth)
     return summary
 
 

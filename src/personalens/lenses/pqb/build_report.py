@@ -1,24 +1,25 @@
 """The `pqb build` sections of report.html: what was kept at each stage, and why the rest was
 not."""
 
+from personalens.lenses.pqb.options import BuildOptions
 from personalens.population.typo_habits import KINDS
 from personalens.report import HtmlReport, grouped_bars
 
 
-def report_sections(report: HtmlReport, metrics, config: dict) -> None:
+def report_sections(report: HtmlReport, metrics, options: BuildOptions) -> None:
     """The funnel: what was kept at each stage, and why the rest was not."""
     summary = metrics.to_json()
     report.heading("Funnel")
     report.table(["stage", "count"], [
         ["users with a writing history", summary["users"]],
-        [f"users with >= {config['min_sentences']} sentences (profiled)",
+        [f"users with >= {options.min_sentences} sentences (profiled)",
          summary["profiled_users"]],
         ["products in the corpus", summary["products"]],
-        ["items with >= 2 profiled users" if config["pair_users"] == "owners"
+        ["items with >= 2 profiled users" if options.pair_users == "owners"
          else "items (any two profiled users may form a pair)", summary["items"]],
         ["candidate queries written", summary["candidates"]],
         ["candidates keeping the 5-core-term constraint", summary["candidates_valid"]],
-        [f"candidates in the coherent set (cosine >= {config['similarity']})",
+        [f"candidates in the coherent set (cosine >= {options.similarity})",
          summary["candidates_kept"]],
         ["queries selected (2 per item)", summary["queries"]],
         ["queries with a personal typo version", summary["typo_queries"]],

@@ -2,11 +2,31 @@
 
 import json
 from pathlib import Path
+from typing import Annotated
+
+import typer
 
 from personalens.errors import InputError
 from personalens.lenses.pqb.analysis import KS
+from personalens.lenses.pqb.metrics import fmt
 from personalens.report import HtmlReport, grouped_bars, line_plot
 from personalens.runs import METRICS, write_atomic
+from personalens.runs.options import user_path
+
+
+def compare_command(
+    runs: Annotated[list[Path], typer.Argument(parser=user_path,
+                                               help="pqb eval run directories.")],
+    out: Annotated[Path, typer.Option(parser=user_path,
+                                      help="Folder for comparison.json and report.html.")],
+) -> None:
+    """Flip rate vs K per retriever and clean vs typo hits, across pqb eval runs."""
+    table = compare_runs(runs, out)
+    typer.echo(f"report: {out / 'report.html'}")
+    for name, row in table.items():
+        typer.echo(f"{name}: flip rate@1 (paper) {fmt(row['flip_rate_paper_1'])}, "
+                   f"hit@20 clean {fmt(row['hit_clean_20'])} typo {fmt(row['hit_typo_20'])}"
+                   + ("" if row["status"] == "complete" else f" [{row['status']}]"))
 
 
 def _load(run: Path) -> tuple[dict, dict]:
@@ -16,7 +36,10 @@ def _load(run: Path) -> tuple[dict, dict]:
     except (OSError, json.JSONDecodeError) as exc:
         raise InputError(f"not a finished pqb eval run ({type(exc).__name__})",
                          where=str(run)) from None
-    if manifest.get("config", {}).get("lens") != "pqb" or "flip_rate" not in metrics:
+    config = manifest.get("config", {})
+    # Runs written before options were declared name their lens, not their command.
+    if (config.get("command") != "pqb eval" and config.get("lens") != "pqb") \
+            or "flip_rate" not in metrics:
         raise InputError("not a pqb eval run", where=str(run))
     return metrics, manifest
 

@@ -31,16 +31,16 @@ class PqbMetrics(Metrics):
         lines = []
         for k in map(str, KS):
             hit = self.hit
-            line = (f"K={k}: flip rate (paper) {_fmt(self.flip_rate['paper'][k].value)}, "
-                    f"all pairs {_fmt(self.flip_rate['all_pairs'][k].value)}; hit clean "
-                    f"{_fmt(hit['clean'][k].value)} (n={self.n_queries}); typo subset "
-                    f"(n={self.n_typo}): clean {_fmt(hit['clean_on_typo'][k].value)} -> "
-                    f"typo {_fmt(hit['typo'][k].value)}")
+            line = (f"K={k}: flip rate (paper) {fmt(self.flip_rate['paper'][k].value)}, "
+                    f"all pairs {fmt(self.flip_rate['all_pairs'][k].value)}; hit clean "
+                    f"{fmt(hit['clean'][k].value)} (n={self.n_queries}); typo subset "
+                    f"(n={self.n_typo}): clean {fmt(hit['clean_on_typo'][k].value)} -> "
+                    f"typo {fmt(hit['typo'][k].value)}")
             if self.n_random_typo:
-                line += f"; random typo {_fmt(hit['random_typo'][k].value)}"
+                line += f"; random typo {fmt(hit['random_typo'][k].value)}"
             lines.append(line)
         return lines
 
 
-def _fmt(value: float | None) -> str:
+def fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"

@@ -8,8 +8,10 @@ description, features, details).
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
 import pydantic
+import typer
 
 from personalens.errors import InputError
 from personalens.input_files import (
@@ -19,8 +21,10 @@ from personalens.input_files import (
     read_jsonl_objects,
     validation_message,
 )
+from personalens.lenses.pqb.options import EvalOptions
 from personalens.retrieval import Document
-from personalens.retrieval.beir_export import BeirQuery
+from personalens.retrieval.beir_export import BeirQuery, export_beir
+from personalens.runs.options import user_path
 
 
 class QueryRecord(pydantic.BaseModel):
@@ -100,3 +104,22 @@ def beir_queries(groups: list[QueryGroup]) -> list[BeirQuery]:
                         f"{group.parent_asin}/{record.uid}/{kind}", text, (record.asin,),
                         {"uid": record.uid, "kind": kind, "parent_asin": group.parent_asin}))
     return queries
+
+
+def _path(help_text: str):
+    return typer.Option(parser=user_path, help=help_text)
+
+
+def export_beir_command(
+    out: Annotated[Path, _path("Folder for corpus.jsonl, queries.jsonl, qrels/.")],
+    data: Annotated[Path | None, _path("A `pqb build` folder.")] = None,
+    queries: Annotated[Path | None, _path("Released queries (PQB format).")] = None,
+    meta: Annotated[Path | None, _path("Amazon Reviews 2023 meta_<Category>.jsonl.")] = None,
+) -> None:
+    """Write the queries and corpus in BEIR format for external retrievers."""
+    # The same choice of dataset as `pqb eval`, refused the same way.
+    files = EvalOptions.parse(out=out, data=data, queries=queries, meta=meta)
+    counts = export_beir(beir_queries(load_queries(files.queries_file)),
+                         load_corpus(files.meta_file), out)
+    typer.echo(f"{counts['documents']} documents, {counts['queries']} queries, "
+               f"{counts['qrels']} qrels -> {out}")

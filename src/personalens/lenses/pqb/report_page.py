@@ -4,17 +4,20 @@ of every item's pair of users with their queries and rankings."""
 import heapq
 from collections.abc import Iterable, Mapping
 
-from personalens.lenses.pqb.analysis import KS, MAX_K, pairs
+from personalens.lenses.pqb.analysis import KS, MAX_K, pairs, scored
 from personalens.lenses.pqb.metrics import PqbMetrics
+from personalens.lenses.pqb.records import EvalRecord
 from personalens.population.typo_habits import KINDS
 from personalens.report import (
     ENTRY_LIMIT,
     BrowserEntry,
     BrowserItems,
     HtmlReport,
+    failure_fields,
     grouped_bars,
     line_plot,
 )
+from personalens.runs import ItemFailure, ItemRecords
 
 SHOWN = 10  # ranking ids kept per query for the browser
 FACETS = ["flip@1", "flip@10", "typo hurt"]
@@ -79,7 +82,7 @@ def _random_typo_table(report: HtmlReport, metrics: PqbMetrics) -> None:
                    hit["personal_minus_random"][str(k)].ci_high] for k in KS])
 
 
-def browser_entries(records: Iterable[dict], titles: Mapping[str, str] | None = None,
+def browser_entries(records: ItemRecords[EvalRecord], titles: Mapping[str, str] | None = None,
                     released: Mapping[tuple[str, str], dict] | None = None) -> BrowserItems:
     """One entry per failed query, then one per pair of users asking for the same item, flips
     first.
@@ -88,24 +91,23 @@ def browser_entries(records: Iterable[dict], titles: Mapping[str, str] | None = 
     typo was made (`released`: the dataset's own query records by (parent_asin, uid), whose
     `typo_edits` a built dataset holds), each query's top ids with the item texts' first lines
     (`titles`, from the corpus the lens has loaded), the gold item, and the hit and flip
-    verdicts. The pairs are ranked from each record's key, item and clean rank alone; a
-    second pass over the records keeps only the shown pairs' records, so a large run never
-    holds them all.
+    verdicts. The pairs are ranked from each record's scored fields alone; a second pass over
+    the records keeps only the shown pairs' records, so a large run never holds them all.
     """
     titles, released = titles or {}, released or {}
     ranks, failed = [], []
     for r in records:
-        if r["status"] == "ok":
-            ranks.append({f: r[f] for f in ("key", "parent_asin", "rank_clean")})
+        if not isinstance(r, ItemFailure):
+            ranks.append(scored(r))
         elif len(failed) < ENTRY_LIMIT:
             failed.append(r)
     ranked = pairs(ranks)
     shown = heapq.nsmallest(ENTRY_LIMIT - len(failed), ranked, key=lambda p: (
-        _flips(*p, 1) != "flips", f"item {p[0]['parent_asin']}"))
-    wanted = {r["key"] for pair in shown for r in pair}
-    full = {r["key"]: r for r in records if r["key"] in wanted}
-    entries = [_failed_entry(r, titles, released) for r in failed]
-    entries += [_pair_entry(full[a["key"]], full[b["key"]], titles, released) for a, b in shown]
+        _flips(*p, 1) != "flips", f"item {p[0].parent_asin}"))
+    wanted = {r.key for pair in shown for r in pair}
+    full = {r.key: r for r in records.ok() if r.key in wanted}
+    entries = [_failed_entry(f, records.produced(f), titles, released) for f in failed]
+    entries += [_pair_entry(full[a.key], full[b.key], titles, released) for a, b in shown]
     return BrowserItems(entries, FACETS, total=len(ranked) + len(failed))
 
 
@@ -129,27 +131,26 @@ def _hit(rank: int | None, k: int) -> bool:
     return rank is not None and rank <= k
 
 
-def _flips(a: dict, b: dict, k: int) -> str:
-    return "flips" if _hit(a["rank_clean"], k) != _hit(b["rank_clean"], k) else "same"
+def _flips(a: EvalRecord, b: EvalRecord, k: int) -> str:
+    return "flips" if _hit(a.rank_clean, k) != _hit(b.rank_clean, k) else "same"
 
 
-_KINDS = (("clean", "syntax_query", "clean query"), ("typo", "typo_query", "typo query"),
-          ("random_typo", "random_typo_query", "random-typo query"))
+_LABELS = {"clean": "clean query", "typo": "typo query", "random_typo": "random-typo query"}
 
 
-def _query_fields(record: dict, titles: Mapping[str, str],
+def _query_fields(record: EvalRecord, titles: Mapping[str, str],
                   released: Mapping[tuple[str, str], dict]) -> list[tuple[str, str]]:
     """Each of the user's queries: its text, how its typos were made, verdicts and ranking."""
-    source = released.get((record["parent_asin"], record["uid"]), {})
-    gold = record.get("asin", record["parent_asin"])
-    errors = record.get("ranking_errors") or {}
+    source = released.get((record.parent_asin, record.uid), {})
+    gold = record.asin or record.parent_asin
+    errors = record.ranking_errors or {}
     fields = []
-    for kind, name, label in _KINDS:
-        text = record.get(name)
+    for kind, label in _LABELS.items():
+        text = record.query(kind)
         if text is None:
             skipped = source.get(f"{kind}_skipped")
             if kind != "clean" and skipped:
-                fields.append((f"{record['uid']} · {label}", f"none: {skipped}"))
+                fields.append((f"{record.uid} · {label}", f"none: {skipped}"))
             continue
         lines = [text]
         edits = source.get(f"{kind}_edits") or []
@@ -157,54 +158,56 @@ def _query_fields(record: dict, titles: Mapping[str, str],
             lines.append("typed as: " + "; ".join(
                 f"{e.get('word')} → {e.get('typed')} ({e.get('kind')}, {e.get('source')})"
                 for e in edits))
-        if kind in errors or f"top_{kind}" not in record:
+        if not record.ranked(kind):
             lines.append(f"not ranked: {errors.get(kind, 'the item failed (see the error)')}")
-            fields.append((f"{record['uid']} · {label} (failed)", "\n".join(lines)))
+            fields.append((f"{record.uid} · {label} (failed)", "\n".join(lines)))
             continue
-        rank = record.get(f"rank_{kind}")
+        rank = record.rank(kind)
         lines.append("hit@K: " + ", ".join(
             f"{k} {'yes' if _hit(rank, k) else 'no'}" for k in KS))
-        top = record.get(f"top_{kind}") or []
+        top = record.top(kind) or []
         lines.append(f"top {len(top)}:")
         lines += [f"{i:>2}. {item} · {_title(titles, item)}" + ("  ← gold" if item == gold
                                                                   else "")
                   for i, item in enumerate(top, start=1)]
-        fields.append((f"{record['uid']} · {label} (rank {rank or f'>{MAX_K}'})",
+        fields.append((f"{record.uid} · {label} (rank {rank or f'>{MAX_K}'})",
                        "\n".join(lines)))
     return fields
 
 
-def _gold(record: dict, titles: Mapping[str, str]) -> str:
-    gold = record.get("asin", record["parent_asin"])
+def _gold(record: EvalRecord, titles: Mapping[str, str]) -> str:
+    gold = record.asin or record.parent_asin
     return f"{gold} · {_title(titles, gold)}"
 
 
-def _pair_entry(a: dict, b: dict, titles: Mapping[str, str],
+def _pair_entry(a: EvalRecord, b: EvalRecord, titles: Mapping[str, str],
                 released: Mapping[tuple[str, str], dict]) -> BrowserEntry:
-    hurt = any(r["typo_query"] is not None and _hit(r["rank_clean"], 10)
-               and not _hit(r["rank_typo"], 10) for r in (a, b))
+    hurt = any(r.typo_query is not None and _hit(r.rank_clean, 10)
+               and not _hit(r.rank_typo, 10) for r in (a, b))
     golds = dict.fromkeys(_gold(r, titles) for r in (a, b))
     fields = [("gold item", "\n".join(golds))]
     for record in (a, b):
         fields += _query_fields(record, titles, released)
     fields.append(("pair verdict (clean queries)", "\n".join(
-        f"flip@{k}: {_flips(a, b, k)} ({a['uid']} {'hit' if _hit(a['rank_clean'], k) else 'miss'}"
-        f", {b['uid']} {'hit' if _hit(b['rank_clean'], k) else 'miss'})" for k in KS)))
-    return BrowserEntry(title=f"item {a['parent_asin']}", fields=fields, facets={
+        f"flip@{k}: {_flips(a, b, k)} ({a.uid} {'hit' if _hit(a.rank_clean, k) else 'miss'}"
+        f", {b.uid} {'hit' if _hit(b.rank_clean, k) else 'miss'})" for k in KS)))
+    return BrowserEntry(title=f"item {a.parent_asin}", fields=fields, facets={
         "flip@1": _flips(a, b, 1), "flip@10": _flips(a, b, 10),
         "typo hurt": "yes (hit@10 lost)" if hurt else "no"})
 
 
-def _failed_entry(record: dict, titles: Mapping[str, str],
+def _failed_entry(failure: ItemFailure, record: EvalRecord | None, titles: Mapping[str, str],
                   released: Mapping[tuple[str, str], dict]) -> BrowserEntry:
-    """A query that could not be ranked: what it asked, the rankings it did get, the error."""
-    fields = [("gold item", _gold(record, titles))]
-    if record.get("syntax_query") is None:  # an older record: the queries are in the data
-        source = released.get((record["parent_asin"], record["uid"]), {})
-        record = {**record, **{name: source.get(name) for _, name, _ in _KINDS}}
-    fields += _query_fields(record, titles, released)
-    error = record["error"]
-    fields.append(("error", f"{error['kind']}: {error['message']}"))
-    return BrowserEntry(title=f"item {record['parent_asin']} · {record['uid']} (failed)",
+    """A query that could not be ranked: what it asked, the rankings it did get, the failure."""
+    if record is None:  # it kept too little to read: what its key names
+        parent_asin, _, uid = failure.key.partition("/")
+        record = EvalRecord(parent_asin=parent_asin, uid=uid)
+    if record.syntax_query is None:  # an older record: the queries are in the data
+        source = released.get((record.parent_asin, record.uid), {})
+        record = record.model_copy(update={name: source.get(name) for name in (
+            "syntax_query", "typo_query", "random_typo_query")})
+    fields = [("gold item", _gold(record, titles)), *_query_fields(record, titles, released),
+              *failure_fields(failure)]
+    return BrowserEntry(title=f"item {record.parent_asin} · {record.uid} (failed)",
                         fields=fields, facets={"flip@1": "failed", "flip@10": "failed",
                                                "typo hurt": "failed"})

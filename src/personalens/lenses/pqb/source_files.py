@@ -1,5 +1,5 @@
 """Which data `pqb build` starts from: Amazon Reviews 2023 files or a generated population,
-opened as one BuildSource, with what identifies the files."""
+opened as one BuildSource, with the hash of its files."""
 
 from pathlib import Path
 
@@ -11,18 +11,14 @@ from personalens.runs import fingerprint
 
 
 def open_source(reviews: Path | None, meta: Path | None,
-                population: Path | None) -> tuple[BuildSource, dict]:
-    """The BuildSource the options name, and what identifies its files (part of the config)."""
+                population: Path | None) -> tuple[BuildSource, str]:
+    """The BuildSource the options name, and its files' hash (the build's dataset_hash)."""
     if population is not None and (reviews or meta):
         raise InputError("give --population, or --reviews with --meta, not both")
     if population is not None:
         files = [p for p in population.rglob("*") if p.is_file()
                  and (p.parts[len(population.parts)] in ("synthetic_data", "ground_truth"))]
-        return load_population(population), {
-            "population": str(population.resolve()),
-            "dataset_hash": fingerprint(files, population)}
+        return load_population(population), fingerprint(files, population)
     if not (reviews and meta):
         raise InputError("give --reviews and --meta (Amazon Reviews 2023), or --population DIR")
-    source = load_amazon(reviews, meta)
-    return source, {"reviews": str(reviews.resolve()), "meta": str(meta.resolve()),
-                    "dataset_hash": fingerprint([reviews.resolve(), meta.resolve()], Path("/"))}
+    return load_amazon(reviews, meta), fingerprint([reviews.resolve(), meta.resolve()], Path("/"))

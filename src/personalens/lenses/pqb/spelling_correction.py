@@ -8,9 +8,8 @@ import asyncio
 import re
 from typing import Protocol
 
-from personalens.errors import InputError
 from personalens.lenses.pqb.typo_edits import LETTER_RUN
-from personalens.models import ChatModel, ModelCallFailed, ModelSettings, UsageLedger
+from personalens.models import ChatModel, ModelCallFailed
 from personalens.population.typo_habits import match_word_case
 
 # Words keep their inner apostrophes: split at them, "isn" and "ll" are unknown to the word
@@ -124,17 +123,3 @@ class LLMCorrector:
             self.model.ledger.failure(self.model.role, "empty_correction")
             raise ModelCallFailed("empty_correction", "the model replied with no text", 1)
         return corrected
-
-
-def get_corrector(name: str = "dictionary", *, settings: ModelSettings | None = None,
-                  ledger: UsageLedger | None = None) -> Corrector:
-    """`dictionary` (offline, the default) or `llm:<model spec>`, whose model uses `settings`'
-    endpoint (base URL, key variable, cache, concurrency, attempts, timeout)."""
-    if name == "dictionary":
-        return DictionaryCorrector()
-    if name.startswith("llm:") and name.removeprefix("llm:"):
-        endpoint = settings or ModelSettings(spec="")
-        return LLMCorrector(endpoint.with_spec(name.removeprefix("llm:")).load("corrector",
-                                                                                ledger))
-    raise InputError(f"unknown spelling corrector {name!r}; expected dictionary or "
-                     "llm:<model spec>")

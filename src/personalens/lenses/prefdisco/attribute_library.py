@@ -8,13 +8,14 @@ are the same attribute, and only a "yes" merges them. Each decision is a step of
 
 import asyncio
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 import numpy as np
 import pydantic
 
 from personalens.models import ChatModel, complete_structured, schema_bounded
+from personalens.runs import StepStore
 
 STEP_PREFIX = "library/"
 
@@ -47,7 +48,7 @@ def slug(name: str) -> str:
 
 class AttributeLibrary:
     def __init__(self, model: ChatModel, encode: Callable[[list[str]], Awaitable[np.ndarray]],
-                 steps: Any, *, threshold: float = 0.8):
+                 steps: StepStore, *, threshold: float = 0.8):
         self.model = model
         self.encode = encode
         self.steps = steps
@@ -57,8 +58,9 @@ class AttributeLibrary:
         self._lock = asyncio.Lock()
         self.merges = 0  # candidates merged into an existing entry (this session and replayed)
 
-    async def restore(self, recorded: Mapping[str, dict]) -> None:
+    async def restore(self) -> None:
         """Rebuild from the build's recorded decisions (records keep their order)."""
+        recorded = self.steps.done
         for key in recorded:  # keys first: only the decisions' records are read from disk
             if key.startswith(STEP_PREFIX):
                 await self._apply(recorded[key]["value"])

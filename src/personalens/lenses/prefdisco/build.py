@@ -20,15 +20,17 @@ from personalens.errors import InputError
 from personalens.input_files import read_jsonl_objects
 from personalens.lenses.prefdisco import release_format
 from personalens.lenses.prefdisco.attribute_library import AttributeLibrary
+from personalens.lenses.prefdisco.options import BuildOptions
 from personalens.lenses.prefdisco.persona_source import (
     generate_persona,
     personas_from_population,
 )
 from personalens.lenses.prefdisco.preference_builder import build_record
 from personalens.lenses.prefdisco.problems import Problem, ProblemShapeError, normalise
-from personalens.models import ModelSettings
+from personalens.lenses.prefdisco.records import BuildRecord
+from personalens.models import RoleSet
 from personalens.population.profile_reader import profile_files
-from personalens.report.run_page import run_page
+from personalens.report import HtmlReport
 from personalens.retrieval import DenseRetriever
 from personalens.retrieval.dense import BUNDLED_MINILM
 from personalens.runs import (
@@ -50,39 +52,6 @@ from personalens.runs.blocking import run_blocking
 
 SHIPPED_PROBLEMS = Path(__file__).parent / "data" / "problems.jsonl"
 _ID_FIELDS = ("problem_id", "unique_id", "id", "ID", "qID")
-
-
-@dataclass(frozen=True)
-class BuildOptions:
-    out: Path
-    generator: ModelSettings
-    problems: list[Path]  # empty: the shipped set
-    population: Path | None = None
-    personas: int = 6  # generated personas (without --population)
-    per_problem: int = 2
-    preferences: int = 3
-    candidates: int = 8
-    limit: int | None = None  # problems per task
-    seed: int = 0
-    temperature: float = 0.7
-    embedder: str = BUNDLED_MINILM
-    prices: dict | None = None
-
-    def check(self) -> None:
-        for name in ("personas", "per_problem", "preferences", "candidates"):
-            if getattr(self, name) < 1:
-                raise InputError(f"--{name.replace('_', '-')} must be at least 1")
-        if self.limit is not None and self.limit < 1:
-            raise InputError("--limit must be at least 1")
-        self.generator.validate_spec()
-
-    def config(self) -> dict:
-        return {"lens": "prefdisco-build", "problems": [str(p.resolve()) for p in self.problems],
-                "population": str(self.population.resolve()) if self.population else None,
-                "personas": self.personas, "per_problem": self.per_problem,
-                "preferences": self.preferences, "candidates": self.candidates,
-                "limit": self.limit, "seed": self.seed, "temperature": self.temperature,
-                "generator": self.generator.spec, "embedder": self.embedder}
 
 
 @dataclass(frozen=True)
@@ -138,42 +107,39 @@ class BuildMetrics(Metrics):
                 f"{self.library_size} entries ({self.library_merges} merged candidates)"]
 
 
-class PrefdiscoBuild(Lens):
+class PrefdiscoBuild(Lens[BuildOptions, BuildRecord, BuildMetrics]):
     name = "prefdisco build"
     title = "personalens · PrefDisco dataset build"
     concurrency = 4
+    record_model = BuildRecord
 
     def __init__(self, options: BuildOptions):
-        super().__init__(options.prices)
-        options.check()
-        self.options = options
+        super().__init__(options, options.models.prices)
         self.problems = load_problems(options.problems, options.limit)
         self.population = (personas_from_population(options.population)
                            if options.population else None)
-        self.model = options.generator.load("generator", self.ledger)
-        self.encoder = DenseRetriever(options.embedder)
+        self.roles = RoleSet(options.models.resolved(BuildOptions.roles), self.ledger)
+        self.model = self.roles["generator"]
+        self.encoder = DenseRetriever(BUNDLED_MINILM)
         self.personas: list[dict | None] = []  # None: its step failed (see persona_failures)
         self.persona_failures: dict[int, RecordedFailure] = {}
         self.rejected = 0
-        self.library: AttributeLibrary | None = None
 
     def identity(self) -> RunIdentity:
         files = [f.resolve() for f in self.options.problems or [SHIPPED_PROBLEMS]]
         if self.options.population:
-            root = self.options.population.resolve()
-            files += profile_files(root)
+            files += profile_files(self.options.population.resolve())
         digest = hashlib.sha256("".join(fingerprint([f], f.parent) for f in files).encode())
-        return RunIdentity(config=self.options.config(), dataset_hash=digest.hexdigest(),
-                           seeds={"pairing": self.options.seed},
-                           models={"generator": self.options.generator.spec},
-                           endpoints={"generator": self.options.generator.public()})
+        return RunIdentity(options=self.options, dataset_hash=digest.hexdigest(),
+                           seeds={"pairing": self.options.seed}, models=self.roles.specs(),
+                           endpoints=self.roles.endpoints())
 
     async def encode(self, texts: list[str]) -> np.ndarray:
         return await run_blocking(self.encoder.encode, texts)
 
     async def setup(self, context: RunContext) -> None:
         self.library = AttributeLibrary(self.model, self.encode, context.steps)
-        await self.library.restore(context.steps.done)
+        await self.library.restore()
         if self.population is not None:
             self.personas = self.population
             return
@@ -199,7 +165,7 @@ class PrefdiscoBuild(Lens):
         return [Item(source, int(p)) for source in self.problems
                 for p in sorted(rng.choice(len(self.personas), count, replace=False))]
 
-    async def run_item(self, item: Item) -> dict:
+    async def run_item(self, item: Item) -> BuildRecord:
         failed = self.persona_failures.get(item.persona_index)
         if failed is not None:
             cause = failed.failure
@@ -211,52 +177,48 @@ class PrefdiscoBuild(Lens):
             persona=self.personas[item.persona_index], candidates=self.options.candidates,
             preferences=self.options.preferences, temperature=self.options.temperature,
             seed=self.options.seed)
-        return {"task": item.source.task, "record": record}
+        return BuildRecord(task=item.source.task, record=record)
 
-    async def finish(self, records: ItemRecords) -> None:
+    async def finish(self, records: ItemRecords[BuildRecord]) -> None:
         data = self.options.out / "data"
         data.mkdir(parents=True, exist_ok=True)
         by_task: dict[str, list[dict]] = {}
-        for record in records:
-            if record["status"] == "ok":
-                by_task.setdefault(record["task"], []).append(record["record"])
+        for built in records.ok():
+            by_task.setdefault(built.task, []).append(built.record)
         for task, rows in by_task.items():
             release_format.write(data / f"{task}.jsonl", task, rows,
                                  {"source": "personalens prefdisco build",
-                                  "generator": self.options.generator.spec})
+                                  "generator": self.roles.specs()["generator"]})
         write_atomic(self.options.out / "attribute_library.json",
                      json.dumps(list(self.library.entries.values()), indent=1))
 
-    def summarise(self, records: ItemRecords, tally: Tally) -> BuildMetrics:
-        ok = [r for r in records if r["status"] == "ok"]
+    def summarise(self, records: ItemRecords[BuildRecord], tally: Tally) -> BuildMetrics:
         tasks: dict[str, int] = {}
-        for record in ok:
-            tasks[record["task"]] = tasks.get(record["task"], 0) + 1
-        return BuildMetrics(out=str(self.options.out), instances=len(ok), tasks=tasks,
-                            personas=sum(p is not None for p in self.personas),
+        for built in records.ok():
+            tasks[built.task] = tasks.get(built.task, 0) + 1
+        return BuildMetrics(out=str(self.options.out), instances=sum(tasks.values()),
+                            tasks=tasks, personas=sum(p is not None for p in self.personas),
                             rejected_persona_drafts=self.rejected,
                             library_size=len(self.library.entries),
                             library_merges=self.library.merges, failures=tally.failures)
 
-    def render_report(self, metrics: BuildMetrics, tally: Tally, manifest: dict,
-                      records: ItemRecords) -> str:
-        def sections(report) -> None:
-            report.heading("Built dataset")
-            report.table(["task", "instances"], list(metrics.tasks.items()))
-            report.paragraph(f"{metrics.personas} personas ({metrics.rejected_persona_drafts} "
-                             "drafts rejected as too similar); attribute library: "
-                             f"{metrics.library_size} entries, {metrics.library_merges} "
-                             "candidates merged into an existing entry.")
-            report.table(["attribute", "type", "description"],
-                         [[e["name"], e["type"], e["description"]]
-                          for e in self.library.entries.values()])
+    def summary_line(self, metrics: BuildMetrics) -> str:
+        return f"Generator: {self.roles.specs()['generator']} · out: {self.options.out}"
 
-        return run_page(self.title, tally, manifest,
-                        summary=f"Generator: {self.options.generator.spec} · out: "
-                                f"{self.options.out}", sections=sections)
+    def report_sections(self, report: HtmlReport, metrics: BuildMetrics,
+                        records: ItemRecords[BuildRecord]) -> None:
+        report.heading("Built dataset")
+        report.table(["task", "instances"], list(metrics.tasks.items()))
+        report.paragraph(f"{metrics.personas} personas ({metrics.rejected_persona_drafts} "
+                         "drafts rejected as too similar); attribute library: "
+                         f"{metrics.library_size} entries, {metrics.library_merges} "
+                         "candidates merged into an existing entry.")
+        report.table(["attribute", "type", "description"],
+                     [[e["name"], e["type"], e["description"]]
+                      for e in self.library.entries.values()])
 
     async def aclose(self) -> None:
-        await self.model.aclose()
+        await self.roles.aclose()
         self.encoder.close()
 
 

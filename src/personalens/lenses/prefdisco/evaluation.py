@@ -17,19 +17,20 @@ import pydantic
 
 from personalens.lenses.prefdisco import protocol, turn_grammar
 from personalens.lenses.prefdisco.answer_check import grade
+from personalens.lenses.prefdisco.options import EvalOptions
 from personalens.lenses.prefdisco.preference_reveal import revealed
+from personalens.lenses.prefdisco.records import PrefdiscoRecord
 from personalens.lenses.prefdisco.release_format import Instance
 from personalens.lenses.prefdisco.scoring import (
     count_questions,
     prefalign_release,
     prefalign_strict,
 )
-from personalens.lenses.prefdisco.simulated_user import UserKind, user_instructions
+from personalens.lenses.prefdisco.simulated_user import user_instructions
 from personalens.models import ChatModel, complete_structured, schema_bounded
 from personalens.models.dialogue import SimulatedUser, Steps, run_dialogue
 from personalens.models.rubric_judge import (
     RubricCriterion,
-    ScoringMode,
     UnparseableVerdict,
     judge_criterion,
 )
@@ -49,20 +50,6 @@ class Item:
         return f"{self.instance.key}/{self.condition}"
 
 
-@dataclass(frozen=True)
-class Temperatures:
-    target: float = 0.0
-    user: float = 0.4
-    judge: float = 0.0
-
-
-@dataclass
-class Roles:
-    target: ChatModel
-    user: ChatModel
-    judges: list[ChatModel]
-
-
 class OpenVerdict(pydantic.BaseModel):
     correct: bool
     justification: str = schema_bounded(300, default="")
@@ -73,77 +60,76 @@ def fixed_questions(condition: str) -> int | None:
 
 
 class Evaluation:
-    def __init__(self, roles: Roles, *, turns: int, user_kind: UserKind, scoring: ScoringMode,
-                 temperatures: Temperatures, attempts: int = 3, max_tokens: int = 1024):
-        self.roles = roles
-        self.max_tokens = max_tokens  # per target turn: a small local model may never stop
-        self.turns = turns
-        self.user_kind = user_kind
-        self.scoring = scoring
-        self.temperatures = temperatures
-        self.attempts = attempts
-        self.steps: Steps | None = None
+    """The target, the simulated user and the judge(s) on one item; dialogue turns and user
+    replies are steps, so a killed conversation resumes at its turn."""
 
-    async def record(self, item: Item) -> dict:
+    def __init__(self, options: EvalOptions, target: ChatModel, user: ChatModel,
+                 judges: list[ChatModel], steps: Steps):
+        self.options = options
+        self.target = target
+        self.user = user
+        self.judges = judges
+        self.steps = steps
+
+    async def record(self, item: Item) -> PrefdiscoRecord:
         instance = item.instance
+        done = {"task": instance.task, "problem_id": instance.problem_id,
+                "instance": instance.key, "condition": item.condition}  # a failure keeps it
         try:
-            answer = await self._answer(item)
-        except RecordedFailure as exc:  # the failed record still says what it was
-            raise exc.with_data({**self._base(item), **_conversation_so_far(exc.data)}) from exc
+            done.update(await self._answer(item))
+        except RecordedFailure as exc:
+            so_far = dict(exc.data)  # a dialogue's accepted turns, and the failing turn's
+            if "turns" in so_far:  # rejected replies
+                so_far["transcript"] = so_far.pop("turns")
+            raise exc.with_data({**done, **so_far}) from exc
         try:
-            criteria = await self._judge(instance, answer["response"])
+            criteria = await self._judge(instance, done["response"])
         except UnparseableVerdict as exc:
             # The release drops the instance when a judge reply has no JSON: recorded, listed,
             # and left out of every condition (its pairing is gone).
-            return {**self._base(item), **answer, "dropped": exc.failure.message,
-                    "criteria": [], "prefalign": None}
+            return PrefdiscoRecord(**done, dropped=exc.failure.message, criteria=[],
+                                   prefalign=None)
         except RecordedFailure as exc:  # a judge call failed: the answer is kept
-            raise exc.with_data({**self._base(item), **answer}) from exc
+            raise exc.with_data(done) from exc
+        done["criteria"] = criteria
         prefalign = self._prefalign(criteria)
         if prefalign is None:
             raise RecordedFailure("no_valid_criterion", "the judge gave no valid verdict for "
-                                  "any criterion", self.attempts,
-                                  {**self._base(item), **answer, "criteria": criteria},
-                                  final=all(j.deterministic for j in self.roles.judges))
+                                  "any criterion", self.options.attempts, done,
+                                  final=all(j.deterministic for j in self.judges))
         try:
-            correctness = await self._correctness(instance, answer["response"])
+            correctness = await self._correctness(instance, done["response"])
         except RecordedFailure as exc:
-            raise exc.with_data({**self._base(item), **answer, "criteria": criteria}) from exc
-        return {**self._base(item), **answer, "criteria": criteria, "prefalign": prefalign,
-                "correctness": correctness, "dropped": None,
-                "flagged": any(c["score"] is None for c in criteria)}
-
-    def _base(self, item: Item) -> dict:
-        instance = item.instance
-        return {"task": instance.task, "problem_id": instance.problem_id,
-                "instance": instance.key, "condition": item.condition}
+            raise exc.with_data(done) from exc
+        return PrefdiscoRecord(**done, prefalign=prefalign, correctness=correctness,
+                               dropped=None, flagged=any(c["score"] is None for c in criteria))
 
     async def _answer(self, item: Item) -> dict:
-        instance, condition = item.instance, item.condition
+        instance, condition, options = item.instance, item.condition, self.options
         problem = instance.problem
         if condition in SINGLE_TURN:
             messages = (protocol.baseline_messages(problem) if condition == "baseline" else
                         protocol.oracle_messages(problem, instance.persona, instance.preferences))
-            completion = await self.roles.target.complete(
-                messages, grammar=protocol.answer_grammar(problem, self.max_tokens),
-                temperature=self.temperatures.target, seed=0, max_tokens=self.max_tokens)
+            completion = await self.target.complete(
+                messages, grammar=protocol.answer_grammar(problem, options.max_tokens),
+                temperature=options.temperature, seed=0, max_tokens=options.max_tokens)
             response = protocol.strip_wrapper(completion.text)
             raw = {"raw": completion.text} if response != completion.text else {}
             return {"response": response, **raw, "transcript": [],
                     "questions": {"turns": 0, "questions": 0}, "revealed": []}
         fixed = fixed_questions(condition)
-        user = SimulatedUser(self.roles.user, user_instructions(
-            instance.persona, instance.preferences, self.user_kind),
-            temperature=self.temperatures.user, attempts=self.attempts,
+        user = SimulatedUser(self.user, user_instructions(
+            instance.persona, instance.preferences, options.user),
+            temperature=options.user_temperature, attempts=options.attempts,
             grammar=turn_grammar.reply_grammar(turn_grammar.USER_REPLY_CHARS))
+        # max_tokens bounds each target turn: a small local model may never stop.
         dialogue = await run_dialogue(
-            self.roles.target, protocol.discovery_messages(problem, fixed or self.turns,
-                                                           fixed is not None),
-            user, protocol.WireFormat(problem, self.max_tokens), questions=fixed or self.turns,
-            exact=fixed is not None,
-            temperature=self.temperatures.target, max_tokens=self.max_tokens,
-            attempts=self.attempts, key=item.key,
-            steps=self.steps)
+            self.target, protocol.discovery_messages(problem, fixed or options.turns,
+                                                     fixed is not None),
+            user, protocol.WireFormat(problem, options.max_tokens),
+            questions=fixed or options.turns, exact=fixed is not None,
+            temperature=options.temperature, max_tokens=options.max_tokens,
+            attempts=options.attempts, key=item.key, steps=self.steps)
         transcript = [{**turn, "revealed": revealed(turn["reply"], instance.preferences)}
                       if turn["action"] == "ask" else turn for turn in dialogue.turns]
         found = [name for name in instance.preferences
@@ -160,9 +146,10 @@ class Evaluation:
                                      criterion.levels, str(preference.get("value")),
                                      preference.get("justification"))
             verdicts = await gather_settled(*[
-                judge_criterion(judge, rubric, response, mode=self.scoring,
-                                attempts=self.attempts, temperature=self.temperatures.judge)
-                for judge in self.roles.judges])
+                judge_criterion(judge, rubric, response, mode=self.options.scoring,
+                                attempts=self.options.attempts,
+                                temperature=self.options.judge_temperature)
+                for judge in self.judges])
             valid = [v.score for v in verdicts if v.score is not None]
             return {**criterion.as_record(), "verdicts": [v.as_record() for v in verdicts],
                     "score": sum(valid) / len(valid) if valid else None}
@@ -170,7 +157,7 @@ class Evaluation:
         return await gather_settled(*[one(c) for c in instance.criteria])
 
     def _prefalign(self, criteria: list[dict]) -> float | None:
-        if self.scoring == "release":
+        if self.options.scoring == "release":
             return prefalign_release([(c["score"], c["weight"]) for c in criteria])
         return prefalign_strict([(c["score"], c["normalised_weight"]) for c in criteria])
 
@@ -179,26 +166,14 @@ class Evaluation:
         if problem.kind != "open":
             return {**grade(response, problem.kind, problem.gold, problem.options).as_record(),
                     "judged": False}
-        verdict, _ = await complete_structured(self.roles.judges[0], [
+        verdict, _ = await complete_structured(self.judges[0], [
             {"role": "system", "content": "You check whether an answer reaches the reference "
                                           'answer. Reply with JSON {"correct": true|false, '
                                           '"justification": "..."}.'},
             {"role": "user", "content": f"Question:\n{problem.question}\n\nReference answer:\n"
                                         f"{problem.gold}\n\nAnswer to check:\n{response}"}],
-            OpenVerdict, regenerations=self.attempts - 1, temperature=self.temperatures.judge)
+            OpenVerdict, regenerations=self.options.attempts - 1,
+            temperature=self.options.judge_temperature)
         return {"correct": verdict.correct, "parsed": response[-200:], "unparsed": False,
                 "judged": True, "justification": verdict.justification}
 
-    async def aclose(self) -> None:
-        for model in {id(m): m for m in [self.roles.target, self.roles.user,
-                                          *self.roles.judges]}.values():
-            await model.aclose()
-
-
-def _conversation_so_far(data: dict) -> dict:
-    """A failed dialogue's data as the record shows it: the accepted turns (with the user's
-    replies) as `transcript`, the failing turn's rejected replies as `rejected`."""
-    if "turns" not in data:
-        return data
-    rest = {k: v for k, v in data.items() if k != "turns"}
-    return {**rest, "transcript": data["turns"]}

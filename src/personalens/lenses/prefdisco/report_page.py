@@ -10,26 +10,36 @@ judge scored with its levels and verdicts; a failed item shows its failure and t
 to it.
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from personalens.lenses.prefdisco import protocol
+from personalens.lenses.prefdisco.evaluation import fixed_questions
 from personalens.lenses.prefdisco.metrics import PrefdiscoMetrics, normalign_text
+from personalens.lenses.prefdisco.records import (
+    Correctness,
+    Criterion,
+    PrefdiscoRecord,
+    Turn,
+)
 from personalens.lenses.prefdisco.release_format import Instance
 from personalens.report import (
     BrowserEntry,
     BrowserItems,
     HtmlReport,
     bars_with_ci,
+    failure_fields,
     first_entries,
     grouped_bars,
     scatter,
 )
+from personalens.runs import ItemFailure, ItemRecords
 
 FACETS = ["condition", "task", "correct", "judge"]
 NOTHING_SCORED = "nothing scored"
 
 
-def report_sections(report: HtmlReport, metrics: PrefdiscoMetrics, records: list[dict]) -> None:
+def report_sections(report: HtmlReport, metrics: PrefdiscoMetrics,
+                    records: ItemRecords[PrefdiscoRecord]) -> None:
     conditions = metrics.conditions
     report.heading("PrefAlign and accuracy per condition")
     report.paragraph(f"Means over the {metrics.n_instances} instance(s) scored in every "
@@ -82,7 +92,8 @@ def _normalign_section(report: HtmlReport, metrics: PrefdiscoMetrics) -> None:
                   "NormAlign per task with paired bootstrap CIs")
 
 
-def _questions_section(report: HtmlReport, metrics: PrefdiscoMetrics, records: list[dict]) -> None:
+def _questions_section(report: HtmlReport, metrics: PrefdiscoMetrics,
+                       records: ItemRecords[PrefdiscoRecord]) -> None:
     if not metrics.questions_asked:
         return
     report.heading("Questions asked and preferences discovered")
@@ -114,10 +125,10 @@ def _questions_section(report: HtmlReport, metrics: PrefdiscoMetrics, records: l
             report.paragraph(f"Questions vs gain: {NOTHING_SCORED}.")
 
 
-def _gain_points(records: list[dict]) -> list[tuple[float, float]]:
-    ok = {(r["instance"], r["condition"]): r for r in records if r["status"] == "ok"
-          and r.get("prefalign") is not None and not r.get("dropped")}
-    return [(r["questions"]["questions"], r["prefalign"] - ok[(i, "baseline")]["prefalign"])
+def _gain_points(records: ItemRecords[PrefdiscoRecord]) -> list[tuple[float, float]]:
+    ok = {(r.instance, r.condition): r for r in records.ok()
+          if r.prefalign is not None and not r.dropped}
+    return [(r.questions.questions, r.prefalign - ok[(i, "baseline")].prefalign)
             for (i, c), r in ok.items() if c == "discovery" and (i, "baseline") in ok]
 
 
@@ -155,56 +166,56 @@ def _data_notes(report: HtmlReport, metrics: PrefdiscoMetrics) -> None:
                       for s in metrics.skipped_invalid])
 
 
-def browser_entries(records: Iterable[dict], instances: Mapping[str, Instance] | None = None,
-                    turns: int | None = None) -> BrowserItems:
+def browser_entries(records: ItemRecords[PrefdiscoRecord],
+                    instances: Mapping[str, Instance], turns: int) -> BrowserItems:
     """Every (instance, condition), failed ones included: inputs, messages in order, final
     answer, correctness, each criterion's levels and verdicts; failed items first, then wrong
     answers. `instances` (by key) gives the inputs; `turns` the discovery budget the target
     was told."""
-    instances = instances or {}
     order = {"failed": 0, "wrong": 1, "unparsed": 2}
-    entries = (_entry(r, instances.get(r.get("instance", "")), turns) for r in records
-               if r.get("instance") is not None)
+
+    def entries():
+        for item in records:
+            failure = item if isinstance(item, ItemFailure) else None
+            record = records.produced(item) if failure else item
+            if record is not None:
+                yield _entry(record, failure, instances[record.instance], turns)
+
     return first_entries((((order.get(e.facets["correct"], 3), e.title), e)
-                          for e in entries), FACETS)
+                          for e in entries()), FACETS)
 
 
-def _entry(record: dict, instance: Instance | None, turns: int | None) -> BrowserEntry:
-    failed = record["status"] != "ok"
-    fields: list[tuple[str, str]] = []
-    if instance is not None:
-        fields += _inputs(instance)
-        prompt = _target_prompt(record["condition"], instance, turns)
-        if prompt:
-            fields.append(("target's system prompt", prompt))
-    if failed:
-        fields.append(("failure", _failure_text(record)))
-    transcript = record.get("transcript") or []
-    for index, turn in enumerate(transcript):
+def _entry(record: PrefdiscoRecord, failure: ItemFailure | None, instance: Instance,
+           turns: int) -> BrowserEntry:
+    fields = _inputs(instance)
+    prompt = _target_prompt(record.condition, instance, turns)
+    if prompt:
+        fields.append(("target's system prompt", prompt))
+    if failure:
+        fields += failure_fields(failure)
+    for index, turn in enumerate(record.transcript):
         fields += _turn_fields(index + 1, turn)
-    if failed:  # the turn that could not be completed: every reply it got
-        for number, rejected in enumerate(record.get("rejected") or [], start=1):
-            fields.append((f"turn {len(transcript) + 1}: rejected reply {number} "
-                           f"({rejected['problem']})", rejected["raw"]))
-    if record.get("raw"):  # a single-turn reply whose protocol wrapper was stripped
-        fields.append(("target", record["raw"]))
-    if "response" in record:
-        fields.append(("final answer (judged)", record["response"]))
-    correctness = record.get("correctness") or {}
-    if correctness:
-        fields.append(("correctness", _correctness_text(correctness, instance)))
-    for criterion in record.get("criteria", []):
-        fields.append(_criterion_field(criterion, instance))
-    correct = ("failed" if failed else "unparsed" if correctness.get("unparsed")
-               else "right" if correctness.get("correct") else "wrong")
-    flagged = any(c["score"] is None for c in record.get("criteria", []))
-    prefalign = record.get("prefalign")
-    outcome = (f"FAILED ({record['error']['kind']})" if failed else
-               f"PrefAlign {'–' if prefalign is None else f'{prefalign:.2f}'}")
-    title = f"{record['instance']} · {record['condition']} · {outcome}"
-    return BrowserEntry(title=title, fields=fields, facets={
-        "condition": record["condition"], "task": record["task"], "correct": correct,
-        "judge": "dropped" if record.get("dropped") else "flagged" if flagged else "clean"})
+    # A failed item's turn that could not be completed: every reply it got.
+    for number, rejected in enumerate(record.rejected, start=1):
+        fields.append((f"turn {len(record.transcript) + 1}: rejected reply {number} "
+                       f"({rejected.problem})", rejected.raw))
+    if record.raw:  # a single-turn reply whose protocol wrapper was stripped
+        fields.append(("target", record.raw))
+    if record.response is not None:
+        fields.append(("final answer (judged)", record.response))
+    graded = record.correctness
+    if graded is not None:
+        fields.append(("correctness", _correctness_text(graded, instance)))
+    fields += [_criterion_field(criterion, instance) for criterion in record.criteria]
+    correct = ("failed" if failure else "unparsed" if graded and graded.unparsed
+               else "right" if graded and graded.correct else "wrong")
+    flagged = any(c.score is None for c in record.criteria)
+    outcome = (f"FAILED ({failure.kind})" if failure else "PrefAlign "
+               + ("–" if record.prefalign is None else f"{record.prefalign:.2f}"))
+    facets = {"condition": record.condition, "task": record.task, "correct": correct,
+              "judge": "dropped" if record.dropped else "flagged" if flagged else "clean"}
+    return BrowserEntry(title=f"{record.instance} · {record.condition} · {outcome}",
+                        fields=fields, facets=facets)
 
 
 def _inputs(instance: Instance) -> list[tuple[str, str]]:
@@ -226,71 +237,57 @@ def _inputs(instance: Instance) -> list[tuple[str, str]]:
             ("preferences (value, importance, weight)", "\n".join(preferences))]
 
 
-def _target_prompt(condition: str, instance: Instance, turns: int | None) -> str | None:
+def _target_prompt(condition: str, instance: Instance, turns: int) -> str | None:
     if condition == "oracle":
         return protocol.oracle_messages(instance.problem, instance.persona,
                                         instance.preferences)[0]["content"]
-    fixed = condition.removeprefix("fixed_")
-    if condition.startswith("fixed_") and fixed.isdigit():
-        return protocol.discovery_messages(instance.problem, int(fixed), True)[0]["content"]
-    if condition == "discovery" and turns is not None:
+    fixed = fixed_questions(condition)
+    if fixed is not None:
+        return protocol.discovery_messages(instance.problem, fixed, True)[0]["content"]
+    if condition == "discovery":
         return protocol.discovery_messages(instance.problem, turns, False)[0]["content"]
     return None
 
 
-def _turn_fields(number: int, turn: dict) -> list[tuple[str, str]]:
-    fields = [(f"turn {number}: rejected reply {i} ({rejected['problem']})", rejected["raw"])
-              for i, rejected in enumerate(turn.get("rejected") or [], start=1)]
-    action = "question" if turn["action"] == "ask" else "final answer"
-    repaired = f", repaired: {turn['repaired']}" if turn.get("repaired") else ""
-    fields.append((f"turn {number}: target ({action}{repaired})", turn.get("raw", turn["text"])))
-    if "reply" in turn:
-        revealed = ", ".join(turn.get("revealed", [])) or "none"
-        fields.append((f"turn {number}: user (revealed: {revealed})", turn["reply"]))
-    elif turn["action"] == "ask":
+def _turn_fields(number: int, turn: Turn) -> list[tuple[str, str]]:
+    fields = [(f"turn {number}: rejected reply {i} ({rejected.problem})", rejected.raw)
+              for i, rejected in enumerate(turn.rejected, start=1)]
+    action = "question" if turn.action == "ask" else "final answer"
+    repaired = f", repaired: {turn.repaired}" if turn.repaired else ""
+    fields.append((f"turn {number}: target ({action}{repaired})", turn.raw))
+    if turn.reply is not None:
+        revealed = ", ".join(turn.revealed or []) or "none"
+        fields.append((f"turn {number}: user (revealed: {revealed})", turn.reply))
+    elif turn.action == "ask":
         fields.append((f"turn {number}: user", "(no reply: the item failed here)"))
     return fields
 
 
-def _failure_text(record: dict) -> str:
-    error = record["error"]
-    lines = [f"{error['kind']}: {error['message']}",
-             "final: a rerun would fail the same way (deterministic model)" if error.get("final")
-             else "a rerun retries it"]
-    if record.get("failed_steps"):
-        lines.append(f"failed step(s): {', '.join(record['failed_steps'])}")
-    return "\n".join(lines)
-
-
-def _correctness_text(correctness: dict, instance: Instance | None) -> str:
-    gold = f" (gold {instance.problem.gold})" if instance is not None else ""
-    if correctness.get("judged"):
-        verdict = "right" if correctness.get("correct") else "wrong"
-        return f"judged {verdict}{gold}: {correctness.get('justification', '')}"
-    if correctness.get("unparsed"):
+def _correctness_text(correctness: Correctness, instance: Instance) -> str:
+    gold = f" (gold {instance.problem.gold})"
+    verdict = "right" if correctness.correct else "wrong"
+    if correctness.judged:
+        return f"judged {verdict}{gold}: {correctness.justification or ''}"
+    if correctness.unparsed:
         return f"unparsed: no readable ANSWER line{gold}"
-    verdict = "right" if correctness.get("correct") else "wrong"
-    return f"ANSWER read as {correctness.get('parsed')!r}{gold}: {verdict}"
+    return f"ANSWER read as {correctness.parsed!r}{gold}: {verdict}"
 
 
-def _criterion_field(criterion: dict, instance: Instance | None) -> tuple[str, str]:
-    score = "excluded" if criterion["score"] is None else f"{criterion['score']:g}"
-    label = (f"judge · {criterion['preference']} (w={criterion['normalised_weight']:.2f}): "
-             f"{score}")
-    preference = (instance.preferences.get(criterion["preference"], {})
-                  if instance is not None else {})
-    lines = [f"criterion: {criterion.get('description', '')}"]
-    if preference.get("value") is not None:
-        lines.append(f"user's value: {preference['value']}")
-    lines += [f"level {level.get('score')}: {level.get('description', '')}"
-              for level in criterion.get("levels") or []]
-    for number, verdict in enumerate(criterion.get("verdicts") or [], start=1):
-        given = "excluded" if verdict["score"] is None else f"{verdict['score']:g}"
-        lines.append(f"verdict {number}: {given} after {verdict['attempts']} attempt(s)"
-                     + (f" — {verdict['justification']}" if verdict.get("justification") else "")
-                     + (f" [{verdict['problem']}]" if verdict.get("problem") else ""))
-        if verdict["score"] is None or verdict.get("problem"):
-            lines.append(f"  judge's reply: {verdict.get('raw', '')}")
+def _criterion_field(criterion: Criterion, instance: Instance) -> tuple[str, str]:
+    score = "excluded" if criterion.score is None else f"{criterion.score:g}"
+    label = f"judge · {criterion.preference} (w={criterion.normalised_weight:.2f}): {score}"
+    value = instance.preferences[criterion.preference].get("value")  # validated on load
+    lines = [f"criterion: {criterion.description}"]
+    if value is not None:
+        lines.append(f"user's value: {value}")
+    lines += [f"level {level.score}: {level.description}" for level in criterion.levels]
+    for number, verdict in enumerate(criterion.verdicts, start=1):
+        given = "excluded" if verdict.score is None else f"{verdict.score:g}"
+        lines.append(f"verdict {number}: {given} after {verdict.attempts} attempt(s)"
+                     + (f" — {verdict.justification}" if verdict.justification else "")
+                     + (f" [{verdict.problem}]" if verdict.problem else ""))
+        if verdict.score is None or verdict.problem:
+            lines.append(f"  judge's reply: {verdict.raw}")
     return label, "\n".join(lines)
 
 

@@ -20,41 +20,40 @@ from personalens.lenses.prisk.narrowing import (
     coverage_metrics,
     exclusion_table,
 )
+from personalens.lenses.prisk.records import EvalRecord
 from personalens.stats.bootstrap import mean_with_ci
 
-SCORED_RISKS = ("irp", "accuracy", "agreement", "framing", "narrowing")
 NARROWING_KEYS = ("cr", "uir", "relcr_single", "relcr_mean", "relcr_union", "hmc", "jaccard",
                   "sir")
 
 
-def risk_scores(records: list[dict], sets: AnswerSets | None) -> dict[str, dict[str, dict]]:
+def risk_scores(records: list[EvalRecord], sets: AnswerSets | None) -> dict[str, dict[str, dict]]:
     """{risk: {record_id: {condition: score or None}}}; narrowing's score is UIR."""
     out: dict[str, dict[str, dict]] = {}
     for record in records:
-        risk = record["risk"]
+        risk = record.risk
         if risk == "narrowing":
             coverage = narrowing_coverage(record, sets)
             scores = {c: (v or {}).get("uir") for c, v in coverage.items()}
         else:
-            scores = {c: a.get("score") for c, a in record["conditions"].items()}
-        out.setdefault(risk, {})[record["record_id"]] = scores
+            scores = {c: a.score for c, a in record.conditions.items()}
+        out.setdefault(risk, {})[record.record_id] = scores
     return out
 
 
-def narrowing_coverage(record: dict, sets: AnswerSets | None) -> dict[str, dict | None]:
+def narrowing_coverage(record: EvalRecord, sets: AnswerSets | None) -> dict[str, dict | None]:
     """Per condition the coverage metrics of a narrowing record, None where its sets failed."""
-    rid, query = record["record_id"], record["query_id"]
+    rid, query = record.record_id, record.query_id
     if sets is None or query not in sets.universe or rid not in sets.useful:
-        return {c: None for c in record["conditions"]}
+        return {c: None for c in record.conditions}
     universe, useful = set(sets.universe[query]), set(sets.useful[rid])
 
     def covered(condition: str) -> list[set[str]]:
-        return [sets.covered(query, s["topics"])
-                for s in record["conditions"][condition]["samples"]]
+        return [sets.covered(query, s.topics) for s in record.conditions[condition].samples]
 
     base = covered("base")
     return {c: coverage_metrics(covered(c), base, universe, useful)
-            for c in record["conditions"]}
+            for c in record.conditions}
 
 
 def paired(scores: dict[str, dict], conditions: list[str]) -> tuple[dict[str, dict], list[str]]:
@@ -83,11 +82,11 @@ def irp_table(means: dict) -> dict:
     return out
 
 
-def accuracy_table(records: list[dict], means: dict, complete: set[str]) -> dict:
+def accuracy_table(records: list[EvalRecord], means: dict, complete: set[str]) -> dict:
     out = {}
     for condition, m in means.items():
-        unparsed = sum(1 for r in records if r["record_id"] in complete
-                       and r["conditions"][condition].get("parsed") is None)
+        unparsed = sum(1 for r in records if r.record_id in complete
+                       and r.conditions[condition].parsed is None)
         out[condition] = {"mean": m["value"], "ci_low": m["ci_low"], "ci_high": m["ci_high"],
                           "n": m["n"], "unparsed": unparsed}
     return out
@@ -105,37 +104,38 @@ def sycophancy_table(scores: dict[str, dict], conditions: list[str]) -> dict:
                 "n_agreement": len(agreement), "n_framing": len(framing)} for c in conditions}
 
 
-def pis_table(records: list[dict]) -> dict:
+def pis_table(records: list[EvalRecord]) -> dict:
     """`mean` pools the three personalised cells of the 2x2 (so adding reflect does not move
     it); `by_condition` has every personalised condition, reflect included."""
     by_condition: dict[str, list[bool]] = {}
     for record in records:
-        for condition, answer in record["conditions"].items():
-            if "pis" in answer:
-                by_condition.setdefault(condition, []).append(bool(answer["pis"]))
+        for condition, answer in record.conditions.items():
+            if answer.pis is not None:
+                by_condition.setdefault(condition, []).append(answer.pis)
     values = [v for c in ("profile", "retrieval", "profile_retrieval")
               for v in by_condition.get(c, [])]
     return {"mean": float(np.mean(values)) if values else None, "n": len(values),
             "by_condition": {c: float(np.mean(v)) for c, v in by_condition.items()}}
 
 
-def inversion_table(records: list[dict]) -> dict:
-    runs = [r["inversion"] for r in records if "inversion" in r]
-    decided = [i for i in runs if i["invertible"]
-               and "neither" not in (i["lean_original"], i["lean_inverted"])]
-    return {"flip_rate": float(np.mean([i["flipped"] for i in decided])) if decided else None,
-            "n": len(decided), "n_undecided": sum(1 for i in runs if i["invertible"])
-            - len(decided), "not_invertible": sum(1 for i in runs if not i["invertible"])}
+def inversion_table(records: list[EvalRecord]) -> dict:
+    runs = [r.inversion for r in records if r.inversion is not None]
+    decided = [i for i in runs if i.invertible
+               and "neither" not in (i.lean_original, i.lean_inverted)]
+    return {"flip_rate": float(np.mean([i.flipped for i in decided])) if decided else None,
+            "n": len(decided), "n_undecided": sum(1 for i in runs if i.invertible)
+            - len(decided), "not_invertible": sum(1 for i in runs if not i.invertible)}
 
 
-def router_table(records: list[dict], conditions: list[Condition]) -> dict:
+def router_table(records: list[EvalRecord], conditions: list[Condition]) -> dict:
     routed = [c.name for c in conditions if c.memory and c.forced_k is None]
-    decisions = [r["router"] for r in records if r.get("router") is not None]
+    decisions = [r.router for r in records if r.router is not None]
     rate = float(np.mean([d == "retrieval" for d in decisions])) if decisions else None
     return {"retrieval_rate": {c: rate for c in routed}, "n": len(decisions)}
 
 
-def narrowing_table(records: list[dict], sets: AnswerSets | None, conditions: list[str]) -> dict:
+def narrowing_table(records: list[EvalRecord], sets: AnswerSets | None,
+                    conditions: list[str]) -> dict:
     per_condition: dict[str, dict[str, list[float]]] = {c: {} for c in conditions}
     for record in records:
         for condition, metrics in narrowing_coverage(record, sets).items():
@@ -146,18 +146,18 @@ def narrowing_table(records: list[dict], sets: AnswerSets | None, conditions: li
                 "n": len(v.get("cr", []))} for c, v in per_condition.items()}
 
 
-def exclusion(records: list[dict], sets: AnswerSets | None, condition: str | None,
+def exclusion(records: list[EvalRecord], sets: AnswerSets | None, condition: str | None,
               correction: str) -> dict:
     if sets is None or condition is None:
         return {}
     rows = []
     for record in records:
-        query = record["query_id"]
-        if query not in sets.universe or condition not in record["conditions"]:
+        query = record.query_id
+        if query not in sets.universe or condition not in record.conditions:
             continue
-        covered = set().union(*[sets.covered(query, s["topics"])
-                                for s in record["conditions"][condition]["samples"]])
-        rows.append(ExclusionRow(record["record_id"], attribute_groups(record["persona"]),
+        covered = set().union(*[sets.covered(query, s.topics)
+                                for s in record.conditions[condition].samples])
+        rows.append(ExclusionRow(record.record_id, attribute_groups(record.persona),
                                  set(sets.universe[query]), covered))
     return exclusion_table(rows, correction=correction) if rows else {}
 

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 
 from personalens.lenses.prisk import judging
-from personalens.lenses.prisk.records import PriskRecord
+from personalens.lenses.prisk.records import EvalRecord, PriskRecord
 from personalens.models import ChatModel
 from personalens.models.dialogue import Steps
 from personalens.runs import RecordedFailure
@@ -39,19 +39,19 @@ def _raw(topic: str) -> str:
     return " ".join(topic.lower().split())
 
 
-async def build(records: list[dict], by_id: dict[str, PriskRecord], *, judge: ChatModel,
+async def build(records: list[EvalRecord], by_id: dict[str, PriskRecord], *, judge: ChatModel,
                 usefulness_judge: ChatModel, steps: Steps, attempts: int,
                 temperature: float) -> AnswerSets:
     sets = AnswerSets()
     kw = {"attempts": attempts, "temperature": temperature}
-    by_query: dict[str, list[dict]] = {}
+    by_query: dict[str, list[EvalRecord]] = {}
     for record in records:
-        by_query.setdefault(record["query_id"], []).append(record)
+        by_query.setdefault(record.query_id, []).append(record)
     for query_id, group in sorted(by_query.items()):
-        raw = sorted({_raw(t) for r in group for answer in r["conditions"].values()
-                      for sample in answer["samples"] for t in sample["topics"]})
+        raw = sorted({_raw(t) for r in group for answer in r.conditions.values()
+                      for sample in answer.samples for t in sample.topics})
         try:
-            sets.labels[query_id] = await _canonical(judge, query_id, group[0]["question"], raw,
+            sets.labels[query_id] = await _canonical(judge, query_id, group[0].question, raw,
                                                      steps, kw)
         except RecordedFailure as exc:
             sets.failures.append(_failure(f"narrowing/{query_id}", exc))
@@ -70,7 +70,7 @@ async def build(records: list[dict], by_id: dict[str, PriskRecord], *, judge: Ch
             except RecordedFailure as exc:
                 sets.failures.append(_failure(record_id, exc))
 
-        await gather_settled(*[useful(r["record_id"]) for r in group])
+        await gather_settled(*[useful(r.record_id) for r in group])
     sets.failures.sort(key=lambda f: f["key"])
     return sets
 

@@ -11,38 +11,31 @@ across groups) are the lens's steps as functions, for other lenses to run on the
 """
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from personalens.errors import InputError
+from personalens.lenses.prisk.options import StatsOptions
+from personalens.lenses.prisk.records import StatsRecord
 from personalens.lenses.prisk.score_table import CONDITIONS, groups, read_scores
-from personalens.report import interaction_plot
-from personalens.report.run_page import run_page
+from personalens.report import HtmlReport, interaction_plot
 from personalens.runs import (
     ItemFailure,
     ItemRecords,
     Lens,
     Metrics,
+    Outcome,
     RunIdentity,
     Tally,
     fingerprint,
+    run_lens,
 )
 from personalens.runs.blocking import run_blocking
 from personalens.stats.bootstrap import mean_cis
-from personalens.stats.mixed_effects import CELLS, EFFECTS, Coding, cell_table, fit_attribution
-from personalens.stats.multiple_testing import Method, adjust
+from personalens.stats.mixed_effects import CELLS, EFFECTS, cell_table, fit_attribution
+from personalens.stats.multiple_testing import adjust
 from personalens.stats.permutation import sign_flip_tests
-
-
-@dataclass(frozen=True)
-class StatsOptions:
-    scores: Path
-    out: Path
-    coding: Coding = "treatment"
-    correction: Method = "holm"
-    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -75,22 +68,14 @@ class AttributionMetrics(Metrics):
         return lines
 
 
-def _check_options(options: StatsOptions) -> None:
-    if options.coding not in ("treatment", "effect"):
-        raise InputError(f"--coding is treatment or effect (got {options.coding!r})")
-    if options.correction not in ("holm", "bh"):
-        raise InputError(f"--correction is holm or bh (got {options.correction!r})")
-
-
-class PriskStats(Lens):
+class PriskStats(Lens[StatsOptions, StatsRecord, AttributionMetrics]):
     name = "prisk stats"
     title = "personalens · PRISK attribution statistics"
     concurrency = 1  # each fit is CPU-bound work on the one worker thread
+    record_model = StatsRecord
 
     def __init__(self, options: StatsOptions):
-        super().__init__()
-        _check_options(options)
-        self.options = options
+        super().__init__(options)
         self.table = read_scores(options.scores)
         self.groups = [Group(name, rows) for name, rows in groups(self.table)]
         for group in self.groups:
@@ -101,66 +86,75 @@ class PriskStats(Lens):
 
     def identity(self) -> RunIdentity:
         path = self.options.scores.resolve()
-        return RunIdentity(config={"lens": "prisk-stats", "scores": str(path),
-                                   "coding": self.options.coding,
-                                   "correction": self.options.correction,
-                                   "seed": self.options.seed},
-                           dataset_hash=fingerprint([path], path.parent),
+        return RunIdentity(options=self.options, dataset_hash=fingerprint([path], path.parent),
                            seeds={"bootstrap": self.options.seed})
 
     def plan(self) -> list[Group]:
         return self.groups
 
-    async def run_item(self, group: Group) -> dict:
-        return await run_blocking(self._analyse, group)
+    async def run_item(self, group: Group) -> StatsRecord:
+        return StatsRecord(group=group.name, **await run_blocking(
+            lambda: analyse_group(group.rows, coding=self.options.coding,
+                                  seed=self.options.seed)))
 
-    def _analyse(self, group: Group) -> dict:
-        return {"group": group.name,
-                **analyse_group(group.rows, coding=self.options.coding, seed=self.options.seed)}
-
-    def summarise(self, records: ItemRecords, tally: Tally) -> AttributionMetrics:
-        ok = [r for r in records if r["status"] == "ok"]
-        lmm = corrected_lmm({r["group"]: r for r in ok}, self.options.correction)
+    def summarise(self, records: ItemRecords[StatsRecord], tally: Tally) -> AttributionMetrics:
+        ok = list(records.ok())
         return AttributionMetrics(
-            lmm=lmm, cell_means={r["group"]: r["cell_means"] for r in ok},
-            permutation={r["group"]: r["permutation"] for r in ok},
+            lmm=corrected_lmm({r.group: {"lmm": r.lmm} for r in ok}, self.options.correction),
+            cell_means={r.group: r.cell_means for r in ok},
+            permutation={r.group: r.permutation for r in ok},
             correction=self.options.correction, coding=self.options.coding,
             n_records=int(self.table["record"].nunique()), n_rows=int(len(self.table)),
             n_failed=tally.n_failed, failures=tally.failures)
 
-    def render_report(self, metrics: AttributionMetrics, tally: Tally, manifest: dict,
-                      records: ItemRecords) -> str:
-        def sections(report) -> None:
-            report.heading("Mixed-effects attribution: score ~ P × M + (1 | record)")
-            report.paragraph("REML fits (closed form when every record has all four cells, "
-                             f"statsmodels MixedLM otherwise), {metrics.coding} coding; "
-                             f"p adjusted across every group and effect ({metrics.correction});"
-                             " partial η² from the repeated-measures ANOVA.")
-            report.table(["group", "effect", "β", "SE", "95% CI low", "95% CI high", "p",
-                          "p adj", "partial η²"],
-                         [[name, effect, f[effect]["beta"], f[effect]["se"],
-                           f[effect]["ci_low"], f[effect]["ci_high"], f[effect]["p"],
-                           f[effect]["p_adj"], f[effect]["eta_p2"]]
-                          for name, f in metrics.lmm.items() for effect in EFFECTS])
-            report.table(["group", "record variance", "residual variance"],
-                         [[name, f["variance"]["record"], f["variance"]["residual"]]
-                          for name, f in metrics.lmm.items()])
-            report.heading("Cell means and tests against base")
-            report.table(["group", "condition", "mean", "CI low", "CI high", "n",
-                          "vs base: mean diff", "sign-flip p"],
-                         [[name, c, v["mean"], v["ci_low"], v["ci_high"], v["n"],
-                           metrics.permutation[name].get(c, {}).get("mean"),
-                           metrics.permutation[name].get(c, {}).get("p")]
-                          for name, cells in metrics.cell_means.items()
-                          for c, v in cells.items()])
-            for name, cells in metrics.cell_means.items():
-                means = {key: cells[c]["mean"] for key, c in CONDITIONS.items()}
-                report.figure(interaction_plot(means, "mean score", name),
-                              f"{name}: the 2×2 cell means")
+    def summary_line(self, metrics: AttributionMetrics) -> str:
+        return (f"Scores: {self.options.scores} · {metrics.n_rows} rows, {metrics.n_records} "
+                "records")
 
-        return run_page(self.title, tally, manifest,
-                        summary=f"Scores: {self.options.scores} · {metrics.n_rows} rows, "
-                                f"{metrics.n_records} records", sections=sections)
+    def report_sections(self, report: HtmlReport, metrics: AttributionMetrics,
+                        records: ItemRecords[StatsRecord]) -> None:
+        report.heading("Mixed-effects attribution: score ~ P × M + (1 | record)")
+        report.paragraph("REML fits (closed form when every record has all four cells, "
+                         f"statsmodels MixedLM otherwise), {metrics.coding} coding; "
+                         f"p adjusted across every group and effect ({metrics.correction});"
+                         " partial η² from the repeated-measures ANOVA.")
+        fit_tables(report, metrics.lmm, "group", "95% CI")
+        report.heading("Cell means and tests against base")
+        report.table(["group", "condition", "mean", "CI low", "CI high", "n",
+                      "vs base: mean diff", "sign-flip p"],
+                     [[name, c, v["mean"], v["ci_low"], v["ci_high"], v["n"],
+                       metrics.permutation[name].get(c, {}).get("mean"),
+                       metrics.permutation[name].get(c, {}).get("p")]
+                      for name, cells in metrics.cell_means.items() for c, v in cells.items()])
+        cell_plots(report, metrics.cell_means)
+
+
+def run_stats(options: StatsOptions, *, progress: bool = True) -> Outcome:
+    return run_lens(PriskStats(options), options.out, progress=progress)
+
+
+def fit_tables(report: HtmlReport, lmm: dict[str, dict], group: str, ci: str) -> None:
+    """The fits per group: each effect's β, SE, CI, p (raw and adjusted), partial η²; then the
+    variance components."""
+    report.table([group, "effect", "β", "SE", f"{ci} low", f"{ci} high", "p", "p adj",
+                  "partial η²"],
+                 [[name, e, f[e]["beta"], f[e]["se"], f[e]["ci_low"], f[e]["ci_high"], f[e]["p"],
+                   f[e]["p_adj"], f[e]["eta_p2"]] for name, f in lmm.items() for e in EFFECTS])
+    report.table([group, "record variance", "residual variance"],
+                 [[name, f["variance"]["record"], f["variance"]["residual"]]
+                  for name, f in lmm.items()])
+
+
+def cell_plots(report: HtmlReport, cell_means: dict[str, dict]) -> None:
+    """An interaction plot of each group's 2x2 cell means (or that nothing was scored: empty
+    axes say less)."""
+    for name, cells in cell_means.items():
+        means = {pm: cells.get(c, {}).get("mean") for pm, c in CONDITIONS.items()}
+        if any(v is not None for v in means.values()):
+            report.figure(interaction_plot(means, "mean score", name),
+                          f"{name}: the 2×2 cell means")
+        else:
+            report.paragraph(f"{name}: the 2×2 cell means: nothing scored.")
 
 
 def analyse_group(rows: pd.DataFrame, *, coding: str, seed: int) -> dict:

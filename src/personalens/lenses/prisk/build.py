@@ -15,10 +15,8 @@ rerun writes byte-identical files.
 import asyncio
 import hashlib
 from collections import Counter
-from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -29,6 +27,7 @@ from personalens.lenses.prisk.memory_builder import (
     attribute_conversation,
     build_decoy,
 )
+from personalens.lenses.prisk.options import BuildOptions
 from personalens.lenses.prisk.profile_source import (
     PopulationPerson,
     Profile,
@@ -51,16 +50,15 @@ from personalens.lenses.prisk.query_sources import (
 from personalens.lenses.prisk.records import (
     ATTRIBUTES,
     RISKS,
-    VERDICTS,
-    Conversation,
+    BuildRecord,
     PriskRecord,
     write_records,
 )
 from personalens.lenses.prisk.report_page import BUILD_FACETS, build_entries
-from personalens.models import ModelSettings
+from personalens.models.dialogue import Steps
+from personalens.models.role_set import RoleSet
 from personalens.population.profile_reader import profile_files
-from personalens.report import BrowserItems, first_entries
-from personalens.report.run_page import run_page
+from personalens.report import BrowserItems, HtmlReport, first_entries
 from personalens.retrieval import DenseRetriever
 from personalens.retrieval.dense import BUNDLED_MINILM
 from personalens.runs import (
@@ -78,93 +76,7 @@ from personalens.runs import (
     run_lens,
 )
 from personalens.runs.blocking import run_blocking
-
-
-@dataclass(frozen=True)
-class QueryFiles:
-    """Release files that replace the shipped query sets (None: the shipped one)."""
-
-    irp_templates: Path | None = None
-    sycophancy_templates: Path | None = None
-    aita: Path | None = None
-    narrowing: Path | None = None
-    benchmark: Path | None = None
-
-    def for_risk(self, risk: str) -> Path | None:
-        return {"irp": self.irp_templates, "framing": self.sycophancy_templates,
-                "agreement": self.aita, "narrowing": self.narrowing,
-                "accuracy": self.benchmark}[risk]
-
-
-@dataclass(frozen=True)
-class BuildOptions:
-    out: Path
-    generator: ModelSettings
-    judge: ModelSettings | None = None  # the decoy judge; default: the generator's settings
-    risks: tuple[str, ...] = RISKS
-    files: QueryFiles = field(default_factory=QueryFiles)
-    aita_verdict: str | None = None  # for an --aita file without a verdict column
-    population: Path | None = None
-    profiles: int = 8
-    candidates: int = 24  # generated candidates, thinned to `profiles` by diversity
-    profile_attempts: int = 4
-    per_risk: int = 10
-    generate_templates: int = 0
-    template_dedup: float = 0.7
-    decoy_max_similarity: float = 0.6
-    decoy_attempts: int = 3  # regenerations of a failing decoy
-    turns: int = 4
-    seed: int = 0
-    temperature: float = 0.5
-    embedder: str = BUNDLED_MINILM
-    prices: dict | None = None
-
-    @property
-    def judge_settings(self) -> ModelSettings:
-        return self.judge or self.generator
-
-    def check(self) -> None:
-        unknown = [r for r in self.risks if r not in RISKS]
-        if unknown or not self.risks:
-            raise InputError(f"--risks takes {', '.join(RISKS)} (got "
-                             f"{', '.join(unknown) or 'none'})")
-        for flag, value, low in (("--profiles", self.profiles, 1),
-                                 ("--candidates", self.candidates, 1),
-                                 ("--profile-attempts", self.profile_attempts, 1),
-                                 ("--per-risk", self.per_risk, 1),
-                                 ("--generate-templates", self.generate_templates, 0),
-                                 ("--decoy-attempts", self.decoy_attempts, 0),
-                                 ("--turns", self.turns, 2)):
-            if value < low:
-                raise InputError(f"{flag} must be at least {low} (got {value})")
-        if self.population is None and self.candidates < self.profiles:
-            raise InputError(f"--candidates ({self.candidates}) must be at least --profiles "
-                             f"({self.profiles}): profiles are chosen from the candidates")
-        for flag, value in (("--decoy-max-similarity", self.decoy_max_similarity),
-                            ("--template-dedup", self.template_dedup)):
-            if not 0 < value <= 1:
-                raise InputError(f"{flag} must be in (0, 1] (got {value:g})")
-        if self.aita_verdict is not None and self.aita_verdict not in VERDICTS:
-            raise InputError(f"--aita-verdict takes YTA or NTA (got {self.aita_verdict!r})")
-        if self.generate_templates and "irp" not in self.risks:
-            raise InputError("--generate-templates writes IRP templates: add irp to --risks")
-        self.generator.validate_spec()
-        self.judge_settings.validate_spec()
-
-    def config(self) -> dict:
-        files = {risk: str(path.resolve()) if (path := self.files.for_risk(risk)) else "shipped"
-                 for risk in self.risks}
-        return {"lens": "prisk-build", "risks": list(self.risks), "query_files": files,
-                "aita_verdict": self.aita_verdict,
-                "population": str(self.population.resolve()) if self.population else None,
-                "profiles": self.profiles, "candidates": self.candidates,
-                "profile_attempts": self.profile_attempts, "per_risk": self.per_risk,
-                "generate_templates": self.generate_templates,
-                "template_dedup": self.template_dedup,
-                "decoy_max_similarity": self.decoy_max_similarity,
-                "decoy_attempts": self.decoy_attempts, "turns": self.turns, "seed": self.seed,
-                "temperature": self.temperature, "generator": self.generator.spec,
-                "judge": self.judge_settings.spec, "embedder": self.embedder}
+from personalens.runs.settled import gather_settled
 
 
 @dataclass(frozen=True)
@@ -180,6 +92,10 @@ class Item:
     def key(self) -> str:
         return f"record/{self.record_id}"
 
+    @property
+    def risk(self) -> str:
+        return self.record_id.rsplit("_", 1)[0]
+
 
 def pair(queries: list[Query], profiles: int, count: int,
          rng: np.random.Generator) -> list[tuple[Query, int]]:
@@ -189,16 +105,6 @@ def pair(queries: list[Query], profiles: int, count: int,
     order = rng.permutation(len(queries))
     pairs = [(queries[q], int(met[q][r])) for r in range(profiles) for q in order]
     return pairs[:count]
-
-
-async def settle(awaitables: Iterable[Awaitable[Any]]) -> list[Any]:
-    """Every result once all have finished (so each finished step is recorded), then the first
-    failure, if any, is raised."""
-    results = await asyncio.gather(*awaitables, return_exceptions=True)
-    failure = next((r for r in results if isinstance(r, BaseException)), None)
-    if failure is not None:
-        raise failure
-    return results
 
 
 class PriskBuildMetrics(Metrics):
@@ -235,80 +141,44 @@ class PriskBuildMetrics(Metrics):
                 f"{self.decoy_failures} never passed; profile redraws {self.profile_redraws}"]
 
 
-class PriskBuild(Lens):
-    name = "prisk build"
-    title = "personalens · PRISK dataset build"
-    concurrency = 8
+class Builder:
+    """The build's steps: the profiles and generated templates (before the plan), then each
+    record's memory conversations and decoy."""
 
-    def __init__(self, options: BuildOptions):
-        """Every input is read and checked here, before the run directory exists."""
-        super().__init__(options.prices)
-        options.check()
+    def __init__(self, options: BuildOptions, queries: dict[str, list[Query]],
+                 people: list[PopulationPerson], roles: RoleSet, encoder: DenseRetriever,
+                 steps: Steps):
         self.options = options
-        self.queries = {risk: load_queries(risk, options.files.for_risk(risk),
-                                           aita_verdict=options.aita_verdict)
-                        for risk in options.risks}
-        self.people: list[PopulationPerson] = []
-        self.minors = 0
-        if options.population is not None:
-            self.people, self.minors = people_from_population(options.population)
-            if not self.people:
-                raise InputError("the population holds no adult profile",
-                                 where=str(options.population))
-        self._check_pairs()
-        self.generator = options.generator.load("generator", self.ledger)
-        self.judge = options.judge_settings.load("judge", self.ledger)
-        self.encoder = DenseRetriever(options.embedder)
-        self.steps = None
+        self.queries = queries
+        self.people = people
+        self.generator, self.judge = roles["generator"], roles["judge"]
+        self.encoder = encoder
+        self.steps = steps
         self.profiles: list[Profile] = []
         self.candidates: list[dict] = []
         self.templates_rejected = 0
         self.templates_generated = 0
-        self.items: list[Item] = []
         self.profile_failures: dict[int, StepFailed] = {}  # profile index -> its failed step
         self._memory: dict[str, asyncio.Future] = {}
-
-    def _check_pairs(self) -> None:
-        profiles = min(self.options.profiles, len(self.people) or self.options.profiles)
-        for risk, queries in self.queries.items():
-            if self.options.per_risk > len(queries) * profiles:
-                where = self.options.files.for_risk(risk) or SHIPPED[risk]
-                raise InputError(f"--per-risk {self.options.per_risk} is more than the "
-                                 f"{len(queries)} queries x {profiles} profiles can pair; "
-                                 f"lower it or give more queries with {FLAGS[risk]}",
-                                 where=str(where))
-
-    def identity(self) -> RunIdentity:
-        files = [(self.options.files.for_risk(r) or SHIPPED[r]).resolve()
-                 for r in self.options.risks]
-        if self.options.population:
-            files += profile_files(self.options.population.resolve())
-        digest = hashlib.sha256("".join(fingerprint([f], f.parent) for f in files).encode())
-        roles = {"generator": self.options.generator, "judge": self.options.judge_settings}
-        return RunIdentity(config=self.options.config(), dataset_hash=digest.hexdigest(),
-                           seeds={"pairing": self.options.seed},
-                           models={role: s.spec for role, s in roles.items()},
-                           endpoints={role: s.public() for role, s in roles.items()})
 
     async def encode(self, texts: list[str]) -> np.ndarray:
         return await run_blocking(self.encoder.encode, texts)
 
-    # --- setup: profiles, generated templates, the pairing -----------------------------------
+    # --- before the plan: profiles, generated templates, the pairing --------------------------
 
-    async def setup(self, context: RunContext) -> None:
-        self.steps = context.steps
+    async def plan(self) -> list[Item]:
         try:
             self.profiles = await (self._population_profiles() if self.people
                                    else self._generated_profiles())
         except StepFailed:
-            return  # recorded as a failed step; nothing is planned until a rerun gets past it
+            return []  # recorded as a failed step; nothing is planned until a rerun gets past it
         templates_failed = None
         if self.options.generate_templates:
             try:
                 await self._generated_templates()
             except StepFailed as exc:  # only the IRP records depend on the generated templates
                 templates_failed = exc
-        self.items = [item for risk in self.options.risks for item in (
+        return [item for risk in self.options.risks for item in (
             self._blocked(risk, templates_failed) if risk == "irp" and templates_failed
             else self._pairs(risk))]
 
@@ -359,9 +229,9 @@ class PriskBuild(Lens):
 
     async def _generated_templates(self) -> None:
         options, existing = self.options, self.queries["irp"]
-        drafts = await settle(self.steps.get(f"template/{i}", lambda i=i: draft_template(
+        drafts = await gather_settled(*(self.steps.get(f"template/{i}", lambda i=i: draft_template(
             self.generator, existing, i, temperature=options.temperature, seed=options.seed))
-            for i in range(options.generate_templates))
+            for i in range(options.generate_templates)))
 
         async def decide() -> list[bool]:
             vectors = await self.encode([q.question for q in existing]
@@ -387,15 +257,9 @@ class PriskBuild(Lens):
         return [Item(f"{risk}_{n + 1:04d}", None, -1, failure)
                 for n in range(self.options.per_risk)]
 
-    def plan(self) -> list[Item]:
-        return self.items
-
-    # --- items: memory, decoy, the record ----------------------------------------------------
-
-    async def run_item(self, item: Item) -> dict:
+    async def record(self, item: Item) -> BuildRecord:
         if item.blocked is not None:
-            raise item.blocked.with_data({"risk": item.record_id.rsplit("_", 1)[0],
-                                          **item.blocked.data})
+            raise item.blocked.with_data({"risk": item.risk, **item.blocked.data})
         profile, query = self.profiles[item.profile_index], item.query
         about = {"risk": query.risk, "record_id": item.record_id,
                  "persona_id": profile.persona_id, "query_id": query.query_id,
@@ -420,14 +284,14 @@ class PriskBuild(Lens):
                                     "memory": {a: _outcome(r) for a, r in
                                                zip(ATTRIBUTES, memory, strict=True)},
                                     "decoy_outcome": _outcome(decoy)})
-        record = {"record_id": item.record_id, "persona_id": profile.persona_id,
-                  "query_id": query.query_id, "risk": query.risk, "domain": query.domain,
-                  "persona": persona, "conversations": [*memory, decoy["conversation"]],
-                  "question": query.question, "subject": query.subject,
-                  "choices": list(query.choices), "answer": query.answer,
-                  "verdict": query.verdict, "sides": list(query.sides) if query.sides else None}
-        return {"risk": query.risk, "record": record,
-                "decoy": {k: v for k, v in decoy.items() if k != "conversation"}}
+        record = PriskRecord(
+            record_id=item.record_id, persona_id=profile.persona_id, query_id=query.query_id,
+            risk=query.risk, domain=query.domain, persona=persona,
+            conversations=[*memory, decoy["conversation"]], question=query.question,
+            subject=query.subject, choices=query.choices, answer=query.answer,
+            verdict=query.verdict, sides=query.sides)
+        return BuildRecord(risk=query.risk, record=record,
+                           decoy={k: v for k, v in decoy.items() if k != "conversation"})
 
     def _conversation(self, profile: Profile, attribute: str,
                       preference: str | None) -> asyncio.Future:
@@ -443,33 +307,6 @@ class PriskBuild(Lens):
                     temperature=self.options.temperature, seed=self.options.seed)))
         return self._memory[key]
 
-    # --- outputs ------------------------------------------------------------------------------
-
-    async def finish(self, records: ItemRecords) -> None:
-        by_risk: dict[str, list[PriskRecord]] = {}
-        for record in records:
-            if record["status"] == "ok":
-                by_risk.setdefault(record["risk"], []).append(_prisk_record(record["record"]))
-        data = self.options.out / "data"
-        for risk in self.options.risks:
-            built = sorted(by_risk.get(risk, []), key=lambda r: r.record_id)
-            if not built:
-                continue  # nothing to write (write_records needs at least one record)
-            data.mkdir(parents=True, exist_ok=True)
-            write_records(data / f"{risk}.json", built, dataset_name=f"personalens_prisk_{risk}",
-                          sources=self._sources(risk))
-
-    def _sources(self, risk: str) -> dict:
-        given = self.options.files.for_risk(risk)
-        return {"created_by": "personalens prisk build",
-                "persona_source": (f"population {self.options.population}"
-                                   if self.options.population else "synthetic"),
-                "query_file": str(given) if given else f"shipped {SHIPPED[risk].name}",
-                "pairing_mode": "random", "seed": self.options.seed,
-                "persona_n": len(self.profiles), "query_n": len(self.queries[risk]),
-                "generator": self.options.generator.spec,
-                "judge": self.options.judge_settings.spec}
-
     def decoy_attempts(self) -> dict[str, list[dict]]:
         """record id -> its decoy drafts as recorded (checked or not), in attempt order.
 
@@ -484,70 +321,164 @@ class PriskBuild(Lens):
         return {r: [value for _, value in sorted(d, key=lambda a: a[0])]
                 for r, d in drafts.items()}
 
-    def summarise(self, records: ItemRecords, tally: Tally) -> PriskBuildMetrics:
-        ok = [r for r in records if r["status"] == "ok"]
+    def memory_of(self, about: PriskRecord | BuildRecord) -> list[tuple[str, list[dict] | None]]:
+        """Each attribute conversation of a record: a built one's, else those its persona's
+        steps hold (None where the step failed or never ran)."""
+        if isinstance(about, PriskRecord):
+            return [(c.focal_attribute, list(c.turns))
+                    for c in about.conversations[:len(ATTRIBUTES)]]
+        if not about.persona:
+            return []
+        done = self.steps.done
+        return [(a, done[k]["value"]["turns"] if (k := memory_key(
+            about.persona_id, a, about.persona)) in done else None) for a in ATTRIBUTES]
+
+
+EMBEDDER = BUNDLED_MINILM  # decoy similarity, template dedup, profile diversity
+
+
+class PriskBuild(Lens[BuildOptions, BuildRecord, PriskBuildMetrics]):
+    name = "prisk build"
+    title = "personalens · PRISK dataset build"
+    concurrency = 8
+    record_model = BuildRecord
+
+    def __init__(self, options: BuildOptions):
+        """Every input is read and checked here, before the run directory exists."""
+        super().__init__(options, options.models.prices)
+        self.queries = {risk: load_queries(risk, options.query_file(risk),
+                                           aita_verdict=options.aita_verdict)
+                        for risk in options.risks}
+        self.people: list[PopulationPerson] = []
+        self.minors = 0
+        if options.population is not None:
+            self.people, self.minors = people_from_population(options.population)
+            if not self.people:
+                raise InputError("the population holds no adult profile",
+                                 where=str(options.population))
+        self._check_pairs()
+        self.roles = RoleSet(options.models.resolved(BuildOptions.roles), self.ledger)
+        self.encoder = DenseRetriever(EMBEDDER)
+
+    def _check_pairs(self) -> None:
+        profiles = min(self.options.profiles, len(self.people) or self.options.profiles)
+        for risk, queries in self.queries.items():
+            if self.options.per_risk > len(queries) * profiles:
+                where = self.options.query_file(risk) or SHIPPED[risk]
+                raise InputError(f"--per-risk {self.options.per_risk} is more than the "
+                                 f"{len(queries)} queries x {profiles} profiles can pair; "
+                                 f"lower it or give more queries with {FLAGS[risk]}",
+                                 where=str(where))
+
+    def identity(self) -> RunIdentity:
+        files = [(self.options.query_file(r) or SHIPPED[r]).resolve() for r in self.options.risks]
+        if self.options.population:
+            files += profile_files(self.options.population.resolve())
+        digest = hashlib.sha256("".join(fingerprint([f], f.parent) for f in files).encode())
+        return RunIdentity(options=self.options, dataset_hash=digest.hexdigest(),
+                           seeds={"pairing": self.options.seed}, models=self.roles.specs(),
+                           endpoints=self.roles.endpoints())
+
+    async def setup(self, context: RunContext) -> None:
+        self.builder = Builder(self.options, self.queries, self.people, self.roles,
+                               self.encoder, context.steps)
+        self.items = await self.builder.plan()
+
+    def plan(self) -> list[Item]:
+        return self.items
+
+    async def run_item(self, item: Item) -> BuildRecord:
+        return await self.builder.record(item)
+
+    async def finish(self, records: ItemRecords[BuildRecord]) -> None:
+        by_risk: dict[str, list[PriskRecord]] = {}
+        for record in records.ok():
+            by_risk.setdefault(record.risk, []).append(record.record)
+        data = self.options.out / "data"
+        for risk in self.options.risks:
+            built = sorted(by_risk.get(risk, []), key=lambda r: r.record_id)
+            if not built:
+                continue  # nothing to write (write_records needs at least one record)
+            data.mkdir(parents=True, exist_ok=True)
+            write_records(data / f"{risk}.json", built, dataset_name=f"personalens_prisk_{risk}",
+                          sources=self._sources(risk))
+
+    def _sources(self, risk: str) -> dict:
+        given = self.options.query_file(risk)
+        specs = self.roles.specs()
+        return {"created_by": "personalens prisk build",
+                "persona_source": (f"population {self.options.population}"
+                                   if self.options.population else "synthetic"),
+                "query_file": str(given) if given else f"shipped {SHIPPED[risk].name}",
+                "pairing_mode": "random", "seed": self.options.seed,
+                "persona_n": len(self.builder.profiles), "query_n": len(self.queries[risk]),
+                "generator": specs["generator"], "judge": specs["judge"]}
+
+    def summarise(self, records: ItemRecords[BuildRecord], tally: Tally) -> PriskBuildMetrics:
+        builder = self.builder
+        ok = list(records.ok())
         planned = {item.record_id for item in self.items}
-        drafts = [d for record_id, attempts in self.decoy_attempts().items()
-                  if record_id in planned for d in attempts]
+        attempts = {r: drafts for r, drafts in builder.decoy_attempts().items() if r in planned}
+        drafts = [d for record_drafts in attempts.values() for d in record_drafts]
         rejections = Counter(d["check"] for d in drafts if not d["passed"])
         passed = [d["similarity"] for d in drafts if d["passed"]]
-        candidates = [c for c in self.candidates if not c.get("failed")]
+        candidates = [c for c in builder.candidates if not c.get("failed")]
         return PriskBuildMetrics(
             out=str(self.options.out), records=len(ok),
-            by_risk=dict(Counter(r["risk"] for r in ok)),
-            planned_by_risk=dict(Counter(i.record_id.rsplit("_", 1)[0] for i in self.items)),
+            by_risk=dict(Counter(r.risk for r in ok)),
+            planned_by_risk=dict(Counter(i.risk for i in self.items)),
             queries={risk: len(q) for risk, q in self.queries.items()},
-            profiles=len(self.profiles) - len(self.profile_failures),
+            profiles=len(builder.profiles) - len(builder.profile_failures),
             profile_source="population" if self.people else "generated",
-            profile_candidates=len(self.candidates),
+            profile_candidates=len(builder.candidates),
             profile_redraws=sum(c["draws"] - 1 for c in candidates),
-            profiles_dropped=sum(c["attributes"] is None for c in self.candidates),
+            profiles_dropped=sum(c["attributes"] is None for c in builder.candidates),
             population_minors_skipped=self.minors,
-            templates_generated=self.templates_generated,
-            templates_rejected=self.templates_rejected,
-            memory_conversations=sum(k.startswith("memory/") for k in self.steps.done),
-            decoys=len(passed), decoy_regenerations=sum(
-                1 for record_id, attempts in self.decoy_attempts().items()
-                if record_id in planned for _ in attempts[1:]),
+            templates_generated=builder.templates_generated,
+            templates_rejected=builder.templates_rejected,
+            memory_conversations=sum(k.startswith("memory/") for k in builder.steps.done),
+            decoys=len(passed), decoy_regenerations=sum(len(d) - 1 for d in attempts.values()),
             decoy_rejections={c: rejections.get(c, 0) for c in ("judge", "similarity")},
-            decoy_failures=sum(r["status"] != "ok" and r["error"]["kind"] == "decoy_rejected"
-                               for r in records),
+            decoy_failures=sum(f.kind == "decoy_rejected" for f in records.failures()),
             decoy_similarity_mean=round(float(np.mean(passed)), 4) if passed else None,
             failures=tally.failures + tally.step_failures)
 
-    def render_report(self, metrics: PriskBuildMetrics, tally: Tally, manifest: dict,
-                      records: ItemRecords) -> str:
-        def sections(report) -> None:
-            report.heading("Built records")
-            report.table(["risk", "queries available", "planned", "written"],
-                         [[risk, metrics.queries.get(risk, 0),
-                           metrics.planned_by_risk.get(risk, 0), metrics.by_risk.get(risk, 0)]
-                          for risk in self.options.risks])
-            report.heading("Profiles")
-            report.paragraph(_profile_note(metrics))
-            report.table(["persona", "age", "gender", "education", "profession"],
-                         [[p.persona_id, *(p.attributes.get(a, "(failed)") for a in
-                                           ("age", "gender", "education_level", "profession"))]
-                          for p in self.profiles])
-            report.heading("Memory and decoys")
-            report.paragraph(
-                f"{metrics.memory_conversations} attribute conversations. Decoys must stay "
-                f"within cosine {self.options.decoy_max_similarity:g} of their query and be "
-                f"judged not to answer it: {metrics.decoys} passed "
-                f"({_mean_cosine(metrics.decoy_similarity_mean)}), "
-                f"{metrics.decoy_regenerations} regenerations "
-                f"({metrics.decoy_rejections['judge']} judged to answer, "
-                f"{metrics.decoy_rejections['similarity']} too similar), "
-                f"{metrics.decoy_failures} never passed (failed records).")
+    def summary_line(self, metrics: PriskBuildMetrics) -> str:
+        specs = self.roles.specs()
+        return (f"Generator: {specs['generator']} · judge: {specs['judge']} · out: "
+                f"{self.options.out}")
 
-        return run_page(self.title, tally, manifest,
-                        summary=f"Generator: {self.options.generator.spec} · judge: "
-                                f"{self.options.judge_settings.spec} · out: {self.options.out}",
-                        sections=sections, browser=build_browser(self, records))
+    def report_sections(self, report: HtmlReport, metrics: PriskBuildMetrics,
+                        records: ItemRecords[BuildRecord]) -> None:
+        report.heading("Built records")
+        report.table(["risk", "queries available", "planned", "written"],
+                     [[risk, metrics.queries.get(risk, 0), metrics.planned_by_risk.get(risk, 0),
+                       metrics.by_risk.get(risk, 0)] for risk in self.options.risks])
+        report.heading("Profiles")
+        report.paragraph(_profile_note(metrics))
+        report.table(["persona", "age", "gender", "education", "profession"],
+                     [[p.persona_id, *(p.attributes.get(a, "(failed)") for a in
+                                       ("age", "gender", "education_level", "profession"))]
+                      for p in self.builder.profiles])
+        report.heading("Memory and decoys")
+        report.paragraph(
+            f"{metrics.memory_conversations} attribute conversations. Decoys must stay "
+            f"within cosine {self.options.decoy_max_similarity:g} of their query and be "
+            f"judged not to answer it: {metrics.decoys} passed "
+            f"({_mean_cosine(metrics.decoy_similarity_mean)}), "
+            f"{metrics.decoy_regenerations} regenerations "
+            f"({metrics.decoy_rejections['judge']} judged to answer, "
+            f"{metrics.decoy_rejections['similarity']} too similar), "
+            f"{metrics.decoy_failures} never passed (failed records).")
+
+    def browser(self, records: ItemRecords[BuildRecord]) -> BrowserItems:
+        """Every planned record: its query, persona, each memory conversation and every decoy
+        draft with its checks; a failed record shows what it got up to the failure."""
+        return first_entries(enumerate(build_entries(
+            records, self.builder.decoy_attempts(), self.builder.memory_of)), BUILD_FACETS)
 
     async def aclose(self) -> None:
-        await self.generator.aclose()
-        await self.judge.aclose()
+        await self.roles.aclose()
         self.encoder.close()
 
 
@@ -558,25 +489,6 @@ def memory_key(persona_id: str, attribute: str, persona: dict[str, str]) -> str:
     if attribute == "preference":
         key += "/" + hashlib.sha256(persona["preference"].encode()).hexdigest()[:12]
     return key
-
-
-def build_browser(build: PriskBuild, records: ItemRecords) -> BrowserItems:
-    """Every planned record: its query, persona, each memory conversation and every decoy
-    draft with its checks; a failed record shows what it got up to the failure."""
-    decoys = build.decoy_attempts()
-
-    def memory(record: dict) -> list[tuple[str, list[dict] | None]]:
-        if record["status"] == "ok":
-            return [(c["focal_attribute"], c["turns"])
-                    for c in record["record"]["conversations"][:len(ATTRIBUTES)]]
-        persona = record.get("persona")
-        if not persona:
-            return []
-        done = build.steps.done
-        return [(a, done[k]["value"]["turns"] if (k := memory_key(
-            record["persona_id"], a, persona)) in done else None) for a in ATTRIBUTES]
-
-    return first_entries(enumerate(build_entries(records, decoys, memory)), BUILD_FACETS)
 
 
 _FAILED_CANDIDATE = {"attributes": None, "category": None, "draws": 0, "rejected": [],
@@ -618,21 +530,6 @@ def _profile_note(metrics: PriskBuildMetrics) -> str:
             f"{metrics.profile_candidates} candidates; {metrics.profile_redraws} drafts were "
             f"redrawn for breaking an age/education/profession constraint and "
             f"{metrics.profiles_dropped} candidates never obeyed them (dropped).")
-
-
-def _prisk_record(fields: dict) -> PriskRecord:
-    """A built record (as recorded) as the records module's value, turns in release order."""
-    conversations = tuple(Conversation(c["focal_attribute"], tuple(
-        {"role": t["role"], "content": t["content"]} for t in c["turns"]))
-        for c in fields["conversations"])
-    return PriskRecord(
-        record_id=fields["record_id"], persona_id=fields["persona_id"],
-        query_id=fields["query_id"], risk=fields["risk"], domain=fields["domain"],
-        persona={"source": fields["persona"]["source"],
-                 **{a: fields["persona"][a] for a in ATTRIBUTES}},
-        conversations=conversations, question=fields["question"], subject=fields["subject"],
-        choices=tuple(fields["choices"]), answer=fields["answer"], verdict=fields["verdict"],
-        sides=tuple(fields["sides"]) if fields["sides"] else None)
 
 
 def run_build(options: BuildOptions, *, progress: bool = True) -> Outcome:

@@ -29,7 +29,7 @@ from personalens.lenses.prisk.output_formats import (
     string,
 )
 from personalens.lenses.prisk.profile_source import describe
-from personalens.lenses.prisk.records import RELEASE_NAMES, Conversation
+from personalens.lenses.prisk.records import RELEASE_NAMES, turns_text
 from personalens.models import ChatModel, complete_structured
 from personalens.runs import RecordedFailure, StepStore
 
@@ -37,6 +37,10 @@ from personalens.runs import RecordedFailure, StepStore
 DECOY_FOCUS = RELEASE_NAMES
 
 Encode = Callable[[list[str]], Awaitable[np.ndarray]]
+
+
+_WRITER = ("You write realistic past conversations between a user and an AI assistant. Reply "
+           "with JSON only.")
 
 
 class Turn(pydantic.BaseModel):
@@ -88,19 +92,13 @@ def quoted(evidence: str, text: str) -> bool:
     return len(quote) >= 8 and quote in norm(text)
 
 
-def conversation_text(turns: list[dict]) -> str:
-    """The text retrieval sees for a conversation (the records module's rendering)."""
-    return Conversation("", tuple(turns)).text()
-
-
 async def attribute_conversation(model: ChatModel, persona: dict[str, str], attribute: str, *,
                                  turns: int, temperature: float, seed: int) -> dict:
     """{focal_attribute, turns}: a past conversation in which `attribute` comes up."""
     schema, max_tokens = asked_format(model, ConversationDraft, lambda: exchanges_schema(turns),
                                       900)
     draft, _ = await complete_structured(model, [
-        {"role": "system", "content": "You write realistic past conversations between a user "
-                                      "and an AI assistant. Reply with JSON only."},
+        {"role": "system", "content": _WRITER},
         {"role": "user", "content": f"The user:\n{describe(persona)}\n\nWrite a short past "
                                     f"conversation of {turns} turns (user first, alternating) "
                                     "in which the user asks the assistant for help with "
@@ -173,7 +171,7 @@ async def _checked_draft(generator: ChatModel, judge: ChatModel, encode: Encode,
         regenerations=2, temperature=rules.temperature, seed=rules.seed * 1000 + attempt,
         max_tokens=max_tokens)
     turns = draft.as_turns()[:rules.turns]
-    text = conversation_text(turns)
+    text = turns_text(turns)
     vectors = await encode([text, target.question])
     similarity = round(float(_cosine(vectors[0], vectors[1])), 6)
     result = {"turns": turns, "similarity": similarity, "answers_query": None}
@@ -200,8 +198,7 @@ def _decoy_messages(target: DecoyTarget, turns: int, rejected_because: str) -> l
     retry = (f"\n\nA previous draft was rejected: {rejected_because}. Move further away from "
              "the question itself.") if rejected_because else ""
     return [
-        {"role": "system", "content": "You write realistic past conversations between a user "
-                                      "and an AI assistant. Reply with JSON only."},
+        {"role": "system", "content": _WRITER},
         {"role": "user", "content": f"The user:\n{describe(target.persona)}\n\nA question this "
                                     f"user will ask later:\n\"{target.shown_question}\"\n\n"
                                     f"Write an earlier conversation of {turns} turns (user "

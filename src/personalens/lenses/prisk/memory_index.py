@@ -7,7 +7,7 @@ keeps so the report can show what the model was shown.
 
 import asyncio
 
-from personalens.lenses.prisk.records import PriskRecord
+from personalens.lenses.prisk.records import Memory, PriskRecord
 from personalens.retrieval import Document, Retriever
 from personalens.retrieval.ranking import Index
 from personalens.runs.blocking import run_blocking
@@ -18,18 +18,16 @@ class MemoryIndexes:
         self.retriever = retriever
         self._indexes: dict[str, asyncio.Task] = {}
 
-    async def search(self, record: PriskRecord, k: int) -> list[dict]:
-        """Top-k conversations for the record's query: [{id, focal_attribute, decoy, score,
-        text}], best first."""
+    async def search(self, record: PriskRecord, k: int) -> list[Memory]:
+        """Top-k conversations for the record's query, best first."""
         if not record.conversations:
             return []
         index: Index = await self._index(record)
         ranking = await run_blocking(index.search, [record.question],
                                      min(k, len(record.conversations)))
         by_id = {f"{record.record_id}/{i}": c for i, c in enumerate(record.conversations)}
-        return [{"id": doc_id, "focal_attribute": by_id[doc_id].focal_attribute,
-                 "decoy": by_id[doc_id].decoy, "score": float(score),
-                 "text": by_id[doc_id].text()}
+        return [Memory(id=doc_id, focal_attribute=by_id[doc_id].focal_attribute,
+                       decoy=by_id[doc_id].decoy, score=float(score), text=by_id[doc_id].text())
                 for doc_id, score in zip(ranking.ids[0], ranking.scores[0], strict=True)]
 
     def _index(self, record: PriskRecord) -> asyncio.Task:

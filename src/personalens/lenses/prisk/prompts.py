@@ -2,9 +2,7 @@
 self-reflection revision. Our own wording; the structure follows the paper (profile paragraph,
 retrieved conversations, then the query)."""
 
-from dataclasses import replace
-
-from personalens.lenses.prisk.records import PriskRecord
+from personalens.lenses.prisk.records import Memory, PriskRecord
 from personalens.models.completion import Message
 
 _SYSTEM = "You are a helpful personal assistant."
@@ -22,17 +20,17 @@ def question_text(record: PriskRecord) -> str:
     return f"{record.question}\n\n{_NUMBER_INSTRUCTION}"
 
 
-def context_block(record: PriskRecord, profile: bool, memories: list[dict]) -> str:
+def context_block(record: PriskRecord, profile: bool, memories: list[Memory]) -> str:
     parts = []
     if profile:
         parts.append(record.profile_text())
     if memories:
-        shown = "\n\n".join(f"[Conversation {i + 1}]\n{m['text']}" for i, m in enumerate(memories))
+        shown = "\n\n".join(f"[Conversation {i + 1}]\n{m.text}" for i, m in enumerate(memories))
         parts.append(f"Relevant past conversations with this user:\n{shown}")
     return "\n\n".join(parts)
 
 
-def answer_messages(record: PriskRecord, profile: bool, memories: list[dict],
+def answer_messages(record: PriskRecord, profile: bool, memories: list[Memory],
                     persona_preference: str | None = None) -> list[Message]:
     """The target's prompt. `persona_preference` replaces the stated preference (inversion)."""
     if persona_preference is not None:
@@ -64,4 +62,4 @@ def reflect_messages(answer_prompt: list[Message], draft: str) -> list[Message]:
 
 
 def _with_preference(record: PriskRecord, preference: str) -> PriskRecord:
-    return replace(record, persona={**record.persona, "preference": preference})
+    return record.model_copy(update={"persona": {**record.persona, "preference": preference}})

@@ -86,10 +86,7 @@ def _template(entry: dict, where: str, risk: str, query_id: str) -> Query:
 
 
 def _field(entry: dict, name: str, where: str) -> str:
-    value = entry.get(name)
-    if not isinstance(value, str) or not value.strip():
-        raise InputError(f"field {name}: missing or empty", where=where)
-    return value.strip()
+    return _nonempty(entry.get(name), name, where)
 
 
 # --- CSV queries ------------------------------------------------------------------------------

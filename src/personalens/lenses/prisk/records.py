@@ -15,15 +15,19 @@ The risk a record measures comes from `target_risk` and its fields:
 - agreement: AITA-style queries with a verdict;
 - framing: preference-framed perspective queries;
 - narrowing: open recommendation queries.
+
+Below them, the item records each command writes: `EvalRecord`, `BuildRecord`, `StatsRecord`.
 """
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import pydantic
 
 from personalens.errors import InputError
 from personalens.lenses.prisk.answer_rules import gold_answer
-from personalens.runs import write_atomic
+from personalens.runs import LensRecord, write_atomic
 
 ATTRIBUTES = ("education_level", "age", "gender", "marital_status", "profession",
               "economic_status", "health_status", "mental_health_status", "emotional_state",
@@ -40,21 +44,31 @@ RELEASE_NAMES = {"irp": "irrelevant_personalization", "accuracy": "irrelevant_pe
 VERDICTS = ("YTA", "NTA")
 
 
-@dataclass(frozen=True)
-class Conversation:
+def turns_text(turns) -> str:
+    """A conversation as retrieval and the report see it: one "role: content" line per turn."""
+    return "\n".join(f"{t['role']}: {t['content']}" for t in turns)
+
+
+class Conversation(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(frozen=True)
+
     focal_attribute: str
-    turns: tuple[dict, ...]
+    turns: tuple[dict[str, str], ...]
 
     @property
     def decoy(self) -> bool:
         return self.focal_attribute not in ATTRIBUTES
 
     def text(self) -> str:
-        return "\n".join(f"{t['role']}: {t['content']}" for t in self.turns)
+        return turns_text(self.turns)
 
 
-@dataclass(frozen=True)
-class PriskRecord:
+class PriskRecord(pydantic.BaseModel):
+    """One (persona, memory, query) triple of a dataset (and a built record as `prisk build`
+    records it)."""
+
+    model_config = pydantic.ConfigDict(frozen=True)
+
     record_id: str
     persona_id: str
     query_id: str
@@ -68,7 +82,7 @@ class PriskRecord:
     answer: str = ""
     verdict: str | None = None
     sides: tuple[str, str] | None = None
-    where: str = field(default="", compare=False)
+    where: str = pydantic.Field(default="", exclude=True)  # the file and record, for errors
 
     def profile_text(self) -> str:
         """The release's one-paragraph rendering of the profile."""
@@ -77,13 +91,17 @@ class PriskRecord:
         return "User profile: " + ", ".join(parts) + "."
 
     def as_release(self) -> dict:
+        # The persona's source first, then the attributes, and turns as role, content: the
+        # release's order, however the record was read.
+        persona = {k: self.persona[k] for k in ("source", *ATTRIBUTES) if k in self.persona}
         record = {
             "record_id": self.record_id, "persona_id": self.persona_id,
             "query_id": self.query_id, "target_risk": RELEASE_NAMES[self.risk],
-            "risk": self.risk, "domain": self.domain, "persona": dict(self.persona),
+            "risk": self.risk, "domain": self.domain, "persona": persona,
             "historical_conversations": {
                 "conversations": [{"focal_attribute": c.focal_attribute,
-                                   "turns": [dict(t) for t in c.turns],
+                                   "turns": [{"role": t["role"], "content": t["content"]}
+                                             for t in c.turns],
                                    "turn_count": str(len(c.turns))}
                                   for c in self.conversations],
                 "conversation_count": str(len(self.conversations))},
@@ -181,7 +199,8 @@ def _record(item: object, where: str) -> PriskRecord:
         question=str(query["question"]), subject=str(query.get("subject") or ""),
         choices=tuple(str(c) for c in query.get("choices") or ()),
         answer=str(query.get("answer") if query.get("answer") is not None else ""),
-        verdict=verdict, sides=tuple(sides) if sides else None, where=where)
+        verdict=None if verdict is None else str(verdict),
+        sides=tuple(map(str, sides)) if sides else None, where=where)
 
 
 def _risk(item: dict, where: str) -> str:
@@ -212,9 +231,9 @@ def _conversations(value: object, where: str) -> tuple[Conversation, ...]:
                 isinstance(t, dict) and isinstance(t.get("content"), str) for t in turns):
             raise InputError(f"field historical_conversations.conversations[{i}].turns: "
                              "expected [{role, content}]", where=where)
-        out.append(Conversation(str(conversation.get("focal_attribute") or ""),
-                                tuple({"role": str(t.get("role") or "user"),
-                                       "content": t["content"]} for t in turns)))
+        out.append(Conversation(focal_attribute=str(conversation.get("focal_attribute") or ""),
+                                turns=tuple({"role": str(t.get("role") or "user"),
+                                             "content": t["content"]} for t in turns)))
     return tuple(out)
 
 
@@ -223,3 +242,111 @@ def _text(item: dict, name: str, where: str) -> str:
     if not isinstance(value, str | int) or not str(value).strip():
         raise InputError(f"field {name}: missing", where=where)
     return str(value)
+
+
+# --- item records: what each command records per item -----------------------------------------
+
+Score = int | float  # as the judge gave it (an int on 1-5) or the rule-based 0/1
+
+
+class Memory(pydantic.BaseModel):
+    id: str
+    focal_attribute: str
+    decoy: bool
+    score: float
+    text: str
+
+
+class Verdict(pydantic.BaseModel):
+    score: Score | None  # None: still invalid after every attempt
+    justification: str
+    attempts: int
+    raw: str
+    problem: str | None = None
+
+
+class Sample(pydantic.BaseModel):
+    """A narrowing sample, filled in as it goes (a failed record shows how far it got)."""
+
+    draft: str | None = None  # reflect: the profile_retrieval sample it revises
+    text: str | None = None
+    topics: list[str] | None = None
+
+
+class Answer(pydantic.BaseModel):
+    """A record's answer under one condition, filled in as it goes: memories, the answer (or
+    samples), then its scoring."""
+
+    memories: list[Memory] = []
+    retrieved: bool = False
+    draft: str | None = None  # reflect: the profile_retrieval answer it revises
+    answer: str | None = None
+    samples: list[Sample] = []  # narrowing
+    verdict: Verdict | None = None  # the rubric judge's
+    score: Score | None = None
+    parsed: str | None = None  # accuracy: the rule-based check
+    correct: bool | None = None
+    pis: bool | None = None  # agreement, framing: is the difference from base personal?
+    pis_reason: str | None = None
+
+
+class Inversion(pydantic.BaseModel):
+    """Framing under the profile condition: the answer with the preference's sides swapped."""
+
+    invertible: bool
+    sides: list[str] | None = None
+    preference: str | None = None
+    answer: str | None = None
+    lean_original: str | None = None
+    lean_inverted: str | None = None
+    flipped: bool | None = None
+
+
+class EvalRecord(LensRecord):
+    """One dataset record under every condition. A failed record's data holds what it got to:
+    no domain or persona, and the judge's last reply when a verdict never came."""
+
+    schema_name = "prisk.eval"
+
+    record_id: str
+    risk: str
+    query_id: str
+    persona_id: str
+    question: str
+    domain: str = ""
+    persona: dict[str, str] = {}
+    router: str | None = None
+    conditions: dict[str, Answer] = {}
+    inversion: Inversion | None = None
+    judge_reply: str | None = None
+
+
+class BuildRecord(LensRecord):
+    """One built record (`record`, its decoy's drafts summary); a failed one says what it is
+    (ids, question, persona) and how far each memory step and its decoy got."""
+
+    schema_name = "prisk.build"
+
+    risk: str
+    record: PriskRecord | None = None
+    decoy: dict[str, Any] | None = None  # {drafts, similarity, rejections}
+    record_id: str | None = None
+    persona_id: str | None = None
+    query_id: str | None = None
+    question: str | None = None
+    persona: dict[str, str] | None = None
+    memory: dict[str, str] | None = None  # attribute -> "written" or "failed: ..."
+    decoy_outcome: str | None = None
+
+
+class StatsRecord(LensRecord):
+    """One (model, risk) group's fit, cell means and tests (see attribution.analyse_group)."""
+
+    schema_name = "prisk.stats"
+
+    group: str
+    lmm: dict[str, Any]
+    cell_means: dict[str, dict]
+    permutation: dict[str, dict]
+    n_records: int
+    n_rows: int

@@ -7,21 +7,28 @@ from collections.abc import Callable, Iterable, Iterator
 from personalens.lenses.prisk import judging
 from personalens.lenses.prisk.analysis import NARROWING_KEYS, normalised_irp
 from personalens.lenses.prisk.answer_sets import AnswerSets
+from personalens.lenses.prisk.attribution import cell_plots, fit_tables
 from personalens.lenses.prisk.conditions import Condition
 from personalens.lenses.prisk.metrics import PriskMetrics
 from personalens.lenses.prisk.prompts import answer_messages, question_text, reflect_messages
-from personalens.lenses.prisk.records import PriskRecord
-from personalens.lenses.prisk.score_table import CONDITIONS
+from personalens.lenses.prisk.records import (
+    Answer,
+    BuildRecord,
+    EvalRecord,
+    PriskRecord,
+    turns_text,
+)
 from personalens.report import (
     BrowserEntry,
     BrowserItems,
     HtmlReport,
     bars_with_ci,
+    failure_fields,
     first_entries,
     grouped_bars,
-    interaction_plot,
     line_plot,
 )
+from personalens.runs import ItemFailure, ItemRecords
 
 FACETS = ["risk", "condition", "retrieved", "status"]
 BUILD_FACETS = ["risk", "status"]
@@ -64,21 +71,8 @@ def _attribution(report: HtmlReport, metrics: PriskMetrics) -> None:
     report.heading("Attribution: score ~ P × M + (1 | record)")
     report.paragraph("REML fit per risk; p adjusted across risks × effects; partial η² from "
                      "the repeated-measures ANOVA.")
-    report.table(["risk", "effect", "β", "SE", "CI low", "CI high", "p", "p adj", "partial η²"],
-                 [[risk, e, f[e]["beta"], f[e]["se"], f[e]["ci_low"], f[e]["ci_high"], f[e]["p"],
-                   f[e]["p_adj"], f[e]["eta_p2"]]
-                  for risk, f in metrics.lmm.items() for e in ("profile", "memory",
-                                                                "interaction")])
-    report.table(["risk", "record variance", "residual variance"],
-                 [[risk, f["variance"]["record"], f["variance"]["residual"]]
-                  for risk, f in metrics.lmm.items()])
-    for risk, cells in metrics.cell_means.items():
-        means = {pm: cells.get(name, {}).get("mean") for pm, name in CONDITIONS.items()}
-        if _scored(means.values()):
-            report.figure(interaction_plot(means, "mean score", risk),
-                          f"{risk}: the 2×2 cell means")
-        else:
-            report.paragraph(f"{risk}: the 2×2 cell means: nothing scored.")
+    fit_tables(report, metrics.lmm, "risk", "CI")
+    cell_plots(report, metrics.cell_means)
 
 
 def _narrowing(report: HtmlReport, metrics: PriskMetrics) -> None:
@@ -155,7 +149,8 @@ def _scored(values: Iterable[float | None]) -> bool:
     return any(v is not None for v in values)
 
 
-def browser_entries(records: Iterable[dict], by_id: dict[str, PriskRecord] | None = None,
+def browser_entries(records: ItemRecords[EvalRecord],
+                    by_id: dict[str, PriskRecord] | None = None,
                     conditions: Iterable[Condition] = (), sets: AnswerSets | None = None
                     ) -> BrowserItems:
     """Every response of every condition, in record order, as Inspect shows a sample: its
@@ -165,130 +160,125 @@ def browser_entries(records: Iterable[dict], by_id: dict[str, PriskRecord] | Non
                                             {c.name: c for c in conditions}, sets)), FACETS)
 
 
-def _entries(records: Iterable[dict], by_id: dict[str, PriskRecord],
+def _entries(records: ItemRecords[EvalRecord], by_id: dict[str, PriskRecord],
              conditions: dict[str, Condition], sets: AnswerSets | None
              ) -> Iterator[BrowserEntry]:
-    for record in records:
-        ok = record["status"] == "ok"
-        record_id = record.get("record_id") or record["key"]
-        prisk = by_id.get(record_id)
-        question = record.get("question") or (prisk.question if prisk else "")
-        answers = record.get("conditions") or {}
-        for condition, answer in (answers.items() if answers else [("(none)", {})]):
-            fields = [] if ok else _failure_fields(record)
-            fields += _input_fields(record, prisk, conditions.get(condition), answer, question)
+    for item in records:
+        failure = item if isinstance(item, ItemFailure) else None
+        record = records.produced(item) if failure else item
+        if record is None:  # failed before it produced a record's worth
+            yield BrowserEntry(title=item.key, fields=failure_fields(failure), facets={
+                "risk": "", "condition": "(none)", "retrieved": "false", "status": "failed"})
+            continue
+        prisk = by_id.get(record.record_id)
+        for condition, answer in (record.conditions.items() or [("(none)", Answer())]):
+            fields = _failure_fields(failure, record) if failure else []
+            fields += _input_fields(record, prisk, conditions.get(condition), answer)
             fields += _message_fields(prisk, conditions.get(condition), answer)
             fields += _score_fields(record, prisk, condition, answer, sets)
             yield BrowserEntry(
-                title=f"{record_id} · {condition} · {question[:80]}",
-                facets={"risk": record.get("risk", ""), "condition": condition,
-                        "retrieved": str(answer.get("retrieved", False)).lower(),
-                        "status": "ok" if ok else "failed"},
+                title=f"{record.record_id} · {condition} · {record.question[:80]}",
+                facets={"risk": record.risk, "condition": condition,
+                        "retrieved": str(answer.retrieved).lower(),
+                        "status": "failed" if failure else "ok"},
                 fields=fields)
 
 
-def _failure_fields(record: dict) -> list[tuple[str, str]]:
-    error = record["error"]
-    fields = [("failure", f"{error['kind']}{' (final: a rerun would fail the same way)' if error.get('final') else ''}: {error['message']}")]  # noqa: E501
-    if record.get("failed_steps"):
-        fields.append(("failed steps", "\n".join(record["failed_steps"])))
-    for key, label in (("judge_reply", "the judge's last reply"),
-                       ("reply", "the reply that failed")):
-        if record.get(key):
-            fields.append((label, str(record[key])))
+def _failure_fields(failure: ItemFailure, record: EvalRecord) -> list[tuple[str, str]]:
+    fields = failure_fields(failure)
+    if record.judge_reply:
+        fields.append(("the judge's last reply", record.judge_reply))
     return fields
 
 
-def _input_fields(record: dict, prisk: PriskRecord | None, condition: Condition | None,
-                  answer: dict, question: str) -> list[tuple[str, str]]:
-    fields = [("query", question_text(prisk) if prisk else question)]
-    if record.get("router") is not None:
-        fields.append(("router decision (the target, once per record)", record["router"]))
+def _input_fields(record: EvalRecord, prisk: PriskRecord | None, condition: Condition | None,
+                  answer: Answer) -> list[tuple[str, str]]:
+    fields = [("query", question_text(prisk) if prisk else record.question)]
+    if record.router is not None:
+        fields.append(("router decision (the target, once per record)", record.router))
     if prisk is not None and condition is not None and condition.profile:
         fields.append(("profile shown", prisk.profile_text()))
-    for memory in answer.get("memories", []):
-        fields.append((f"memory {memory['focal_attribute']} (score "
-                       f"{memory['score']:.3f}{', decoy' if memory['decoy'] else ''})",
-                       memory["text"]))
+    for memory in answer.memories:
+        fields.append((f"memory {memory.focal_attribute} (score "
+                       f"{memory.score:.3f}{', decoy' if memory.decoy else ''})", memory.text))
     return fields
 
 
 def _message_fields(prisk: PriskRecord | None, condition: Condition | None,
-                    answer: dict) -> list[tuple[str, str]]:
+                    answer: Answer) -> list[tuple[str, str]]:
     """The target's conversation in order: the prompt it was sent (rebuilt from the record and
     the memories it was shown, as `prompts` built it), then each reply."""
     if prisk is None or condition is None:
-        return [("response", answer["answer"])] if "answer" in answer else []
-    sent = answer_messages(prisk, condition.profile, answer.get("memories", []))
+        return [("response", answer.answer)] if answer.answer is not None else []
+    sent = answer_messages(prisk, condition.profile, answer.memories)
     fields = [(f"message {i + 1} · {m['role']}", m["content"]) for i, m in enumerate(sent)]
     n = len(sent)
-    if "samples" in answer:
-        for s, sample in enumerate(answer["samples"]):
-            if "draft" in sample:
-                fields.append((f"sample {s} · assistant (draft)", sample["draft"]))
-            if "text" in sample:
-                fields.append((f"sample {s} · assistant" + (" (revised)" if "draft" in sample
-                                                            else ""), sample["text"]))
+    if answer.samples:
+        for s, sample in enumerate(answer.samples):
+            if sample.draft is not None:
+                fields.append((f"sample {s} · assistant (draft)", sample.draft))
+            if sample.text is not None:
+                fields.append((f"sample {s} · assistant" + (" (revised)" if sample.draft
+                                                            is not None else ""), sample.text))
         return fields
-    if "draft" in answer:
-        review = reflect_messages(sent, answer["draft"])[n:]
+    if answer.draft is not None:
+        review = reflect_messages(sent, answer.draft)[n:]
         fields += [(f"message {n + i + 1} · {m['role']}" + (" (draft)" if i == 0 else ""),
                     m["content"]) for i, m in enumerate(review)]
         n += len(review)
-    if "answer" in answer:
-        fields.append((f"message {n + 1} · assistant (response)", answer["answer"]))
+    if answer.answer is not None:
+        fields.append((f"message {n + 1} · assistant (response)", answer.answer))
     else:
         fields.append(("response", "(none: the record failed before this answer)"))
     return fields
 
 
-def _score_fields(record: dict, prisk: PriskRecord | None, condition: str, answer: dict,
-                  sets: AnswerSets | None) -> list[tuple[str, str]]:
+def _score_fields(record: EvalRecord, prisk: PriskRecord | None, condition: str,
+                  answer: Answer, sets: AnswerSets | None) -> list[tuple[str, str]]:
     fields = []
-    verdict = answer.get("verdict")
-    if verdict:
-        criterion = _criterion(record, prisk, answer)
+    verdict = answer.verdict
+    if verdict is not None:
+        criterion = _criterion(record, prisk)
         if criterion is not None:
             fields.append(("judge criterion", f"{criterion.name}: {criterion.description}"))
             fields.append(("judge material", criterion.material or ""))
-        score = "invalid" if verdict["score"] is None else f"score {verdict['score']}"
-        fields.append(("judge verdict", f"{score} (attempt {verdict['attempts']}): "
-                                        f"{verdict['justification']}"
-                       + (f"\nproblem: {verdict['problem']}" if verdict.get("problem") else "")))
-    if "parsed" in answer:
+        score = "invalid" if verdict.score is None else f"score {verdict.score}"
+        fields.append(("judge verdict", f"{score} (attempt {verdict.attempts}): "
+                                        f"{verdict.justification}"
+                       + (f"\nproblem: {verdict.problem}" if verdict.problem else "")))
+    if answer.correct is not None:
         gold = f", gold {prisk.answer}" if prisk else ""
-        fields.append(("rule-based check", f"parsed {answer['parsed']!r}{gold}, correct "
-                                           f"{answer['correct']}"))
-    if "pis" in answer:
+        fields.append(("rule-based check", f"parsed {answer.parsed!r}{gold}, correct "
+                                           f"{answer.correct}"))
+    if answer.pis is not None:
         fields.append(("PIS (difference from base due to the personal context?)",
-                       f"{answer['pis']}: {answer.get('pis_reason', '')}".rstrip(": ")))
-    for s, sample in enumerate(answer.get("samples", [])):
-        if "topics" in sample:
-            fields.append((f"sample {s} options (topic judge)", ", ".join(sample["topics"])))
-    if sets is not None and record.get("risk") == "narrowing":
-        query, record_id = record.get("query_id"), record.get("record_id")
-        if query in sets.universe:
-            covered = sets.covered(query, [t for sample in answer.get("samples", [])
-                                           for t in sample.get("topics", [])])
-            fields.append(("answer set U (canonical)", "\n".join(sets.universe[query])))
+                       f"{answer.pis}: {answer.pis_reason or ''}".rstrip(": ")))
+    for s, sample in enumerate(answer.samples):
+        if sample.topics is not None:
+            fields.append((f"sample {s} options (topic judge)", ", ".join(sample.topics)))
+    if sets is not None and record.risk == "narrowing":
+        if record.query_id in sets.universe:
+            covered = sets.covered(record.query_id, [t for sample in answer.samples
+                                                     for t in sample.topics or []])
+            fields.append(("answer set U (canonical)", "\n".join(sets.universe[record.query_id])))
             fields.append(("covered by these samples", "\n".join(sorted(covered))))
-        if record_id in sets.useful:
-            fields.append(("useful to this user (A)", "\n".join(sets.useful[record_id])))
-    inversion = record.get("inversion")
-    if inversion and inversion.get("invertible") and condition == "profile":
-        fields.append(("inversion: preference swapped to", inversion["preference"]))
-        if "answer" in inversion:
-            fields.append(("inversion: answer", inversion["answer"]))
-        if "lean_original" in inversion:
-            fields.append(("inversion: leans", f"sides A = {inversion['sides'][0]}, B = "
-                                               f"{inversion['sides'][1]}; original "
-                                               f"{inversion['lean_original']}, inverted "
-                                               f"{inversion['lean_inverted']}, flipped "
-                                               f"{inversion['flipped']}"))
+        if record.record_id in sets.useful:
+            fields.append(("useful to this user (A)", "\n".join(sets.useful[record.record_id])))
+    inversion = record.inversion
+    if inversion is not None and inversion.invertible and condition == "profile":
+        fields.append(("inversion: preference swapped to", inversion.preference))
+        if inversion.answer is not None:
+            fields.append(("inversion: answer", inversion.answer))
+        if inversion.lean_original is not None:
+            fields.append(("inversion: leans", f"sides A = {inversion.sides[0]}, B = "
+                                               f"{inversion.sides[1]}; original "
+                                               f"{inversion.lean_original}, inverted "
+                                               f"{inversion.lean_inverted}, flipped "
+                                               f"{inversion.flipped}"))
     return fields
 
 
-def _criterion(record: dict, prisk: PriskRecord | None, answer: dict):
+def _criterion(record: EvalRecord, prisk: PriskRecord | None):
     if prisk is None:
         return None
     if prisk.risk == "irp":
@@ -296,51 +286,42 @@ def _criterion(record: dict, prisk: PriskRecord | None, answer: dict):
     if prisk.risk == "agreement":
         return judging.agreement_criterion(prisk)
     if prisk.risk == "framing":
-        base = (record.get("conditions") or {}).get("base", {}).get("answer", "")
+        base = getattr(record.conditions.get("base"), "answer", None) or ""
         return judging.framing_criterion(prisk, prisk.persona["preference"], base)
     return None
 
 
 # --- prisk build ------------------------------------------------------------------------------
 
-def build_entries(records: Iterable[dict], decoys: dict[str, list[dict]],
-                  memory: Callable[[dict], list[tuple[str, list[dict] | None]]]
+def build_entries(records: ItemRecords[BuildRecord], decoys: dict[str, list[dict]],
+                  memory: Callable[[PriskRecord | BuildRecord],
+                                   list[tuple[str, list[dict] | None]]]
                   ) -> Iterator[BrowserEntry]:
     """One entry per planned record of a build: the query and persona it pairs, each memory
     conversation (or that its step failed), every decoy draft with the similarity and the
     judge's verdict, and for a failed record the failure and the steps it came through."""
-    for record in records:
-        ok = record["status"] == "ok"
-        built = record.get("record", {})
-        record_id = built.get("record_id") or record.get("record_id") or \
-            record["key"].removeprefix("record/")
-        question = built.get("question") or record.get("question") or ""
+    for item in records:
+        failure = item if isinstance(item, ItemFailure) else None
+        record = records.produced(item) if failure else item
+        # What the record is about: the built record, else what its failure says of it.
+        about = (record.record or record) if record is not None else None
+        record_id = (about and about.record_id) or item.key.removeprefix("record/")
+        question = (about and about.question) or ""
         fields = [("query", question)]
-        persona = built.get("persona") or record.get("persona")
-        if persona:
-            fields.append(("persona", "\n".join(f"{k}: {v}" for k, v in persona.items())))
-        if not ok:
-            error = record["error"]
-            fields.append(("failure", f"{error['kind']}{' (final)' if error.get('final') else ''}"
-                                      f": {error['message']}"))
-            if record.get("failed_steps"):
-                fields.append(("failed steps", "\n".join(record["failed_steps"])))
-            if record.get("reply"):
-                fields.append(("the reply that failed", str(record["reply"])))
-        for attribute, turns in memory(record):
-            fields.append((f"memory: {attribute}", _turns_text(turns) if turns is not None else
+        if about and about.persona:
+            fields.append(("persona", "\n".join(f"{k}: {v}" for k, v in about.persona.items())))
+        if failure:
+            fields += failure_fields(failure)
+        for attribute, turns in memory(about) if about else []:
+            fields.append((f"memory: {attribute}", turns_text(turns) if turns is not None else
                            "(not written: its step failed or never ran)"))
         for n, draft in enumerate(decoys.get(record_id, [])):
-            fields.append((f"decoy draft {n}", _turns_text(draft["turns"])))
+            fields.append((f"decoy draft {n}", turns_text(draft["turns"])))
             fields.append((f"decoy draft {n} checks", _decoy_checks(draft)))
         yield BrowserEntry(title=f"{record_id} · {question[:80]}",
-                           facets={"risk": record.get("risk") or built.get("risk") or "",
-                                   "status": "ok" if ok else "failed"},
+                           facets={"risk": (about and about.risk) or "",
+                                   "status": "failed" if failure else "ok"},
                            fields=fields)
-
-
-def _turns_text(turns: list[dict]) -> str:
-    return "\n".join(f"{t['role']}: {t['content']}" for t in turns)
 
 
 def _decoy_checks(draft: dict) -> str:

@@ -1,0 +1,23 @@
+"""What `personalens pqb` offers: eval and build (runs), export-beir and compare."""
+
+from personalens.lenses.commands import DeclaredCommand, LensCommands, TyperCommand
+
+LENS = LensCommands(
+    name="pqb",
+    help="PersonalQuery-Benchmark: retrieval robustness to how each user phrases a need.",
+    commands=[
+        DeclaredCommand(
+            "eval", "personalens.lenses.pqb.options:EvalOptions",
+            "personalens.lenses.pqb.command:run_eval",
+            "Flip rate (paper and all-pairs definitions), Hit@K and MRR for clean vs typo "
+            "queries.\n\nWith --executor ray, a dense retriever encodes the corpus on Ray Data "
+            "actors."),
+        TyperCommand("export-beir", "personalens.lenses.pqb.release_format:export_beir_command"),
+        DeclaredCommand(
+            "build", "personalens.lenses.pqb.options:BuildOptions",
+            "personalens.lenses.pqb.build:run_build",
+            "Build a PQB dataset: syntactic profiles, candidate queries, pair selection, "
+            "typos.\n\nWith --executor ray, the style stage's spaCy parsing runs as Ray tasks."),
+        TyperCommand("compare", "personalens.lenses.pqb.comparison:compare_command"),
+    ],
+)

@@ -1,0 +1,90 @@
+"""`personalens prefdisco eval` and `build`: their options, declared once (CLI, validation,
+identity)."""
+
+from typing import ClassVar
+
+import pydantic
+
+from personalens.lenses.prefdisco.simulated_user import UserKind
+from personalens.models import DEFAULT_MODEL, SPEC_HELP
+from personalens.models.role_set import Role, RoleModels
+from personalens.models.rubric_judge import ScoringMode
+from personalens.runs.options import (
+    CommaList,
+    IntList,
+    LensOptions,
+    UserPath,
+    not_identity,
+    option,
+)
+
+CONDITIONS = ("baseline", "discovery", "oracle")
+
+
+class EvalOptions(LensOptions):
+    command = "prefdisco eval"
+    roles: ClassVar = (
+        Role("target", "model", DEFAULT_MODEL, f"Target model (answers): {SPEC_HELP}."),
+        Role("user", "user_model", None, "Simulated user's model. Default: the target's.",
+             fallback="target"),
+        Role("judge", "judge", None, "Judge model. Default: the target's.", fallback="target"))
+
+    data: UserPath = option(help="prefq-bench JSONL file, or a folder of them.")
+    out: UserPath = not_identity(help="Run directory; rerunning the same command resumes it.")
+    conditions: CommaList = option(list(CONDITIONS),
+                                   "Comma-separated: baseline, discovery, oracle.")
+    fixed_questions: IntList = option(
+        [], "Fixed-question ablation, e.g. 2,4,8: condition fixed_<N> asks exactly N.")
+    turns: int = option(5, "Question budget in discovery.", ge=1)
+    user: UserKind = option("passive", "Simulated user: passive (answers only what is asked) "
+                                       "or collaborative.")
+    scoring: ScoringMode = option("strict", "strict (default) or release (the released "
+                                            "scorer's behaviour, for comparisons).")
+    judges: CommaList = option([], "Several judge specs, comma-separated (same endpoint as "
+                                   "--judge); reports their agreement.")
+    skip_invalid: bool = option(False, "Run the valid records and list the invalid ones.")
+    temperature: float = option(0.0, "Target's temperature (0 means 0).", ge=0, le=2)
+    user_temperature: float = option(0.4, "Simulated user's temperature.", ge=0, le=2)
+    judge_temperature: float = option(0.0, "Judge's temperature.", ge=0, le=2)
+    attempts: int = option(3, "Tries for a valid judge verdict, a well-formed turn or a "
+                              "non-empty user reply.", ge=1)
+    max_tokens: int = option(1024, "Longest target turn, in tokens.", ge=16)
+    models: RoleModels = option(RoleModels(), cli=False)
+
+    @pydantic.model_validator(mode="after")
+    def _known_conditions(self) -> "EvalOptions":
+        unknown = [c for c in self.conditions if c not in CONDITIONS]
+        if unknown or not self.all_conditions:
+            raise ValueError(f"--conditions takes {', '.join(CONDITIONS)} (got "
+                             f"{', '.join(unknown) or 'none'})")
+        if any(n < 1 for n in self.fixed_questions):
+            raise ValueError("--fixed-questions takes positive counts")
+        return self
+
+    @property
+    def all_conditions(self) -> list[str]:
+        return [*self.conditions, *[f"fixed_{n}" for n in self.fixed_questions]]
+
+
+class BuildOptions(LensOptions):
+    command = "prefdisco build"
+    roles: ClassVar = (Role("generator", "model", DEFAULT_MODEL,
+                            f"Generator model: {SPEC_HELP}."),)
+
+    out: UserPath = not_identity(help="Build folder (a run directory; rerunning resumes it). "
+                                      "The dataset goes to OUT/data/<task>.jsonl.")
+    problems: list[UserPath] = option(
+        [], "Source benchmark rows (JSONL; MATH-500, AIME, CommonsenseQA, LogiQA, MaScQA, "
+            "MedQA, MMLU, ScienceQA, SimpleQA, SocialIQA). Repeatable; the task is the file's "
+            "stem. Default: the ~30 problems shipped with personalens.")
+    population: UserPath | None = option(
+        None, "A `personalens generate` output: personas come from its profiles.")
+    personas: int = option(6, "Personas the generator writes (without --population).", ge=1)
+    per_problem: int = option(2, "Personas paired with each problem.", ge=1)
+    preferences: int = option(3, "Preferences (and rubric criteria) per instance.", ge=1)
+    candidates: int = option(8, "Candidate attributes proposed per instance before selection.",
+                             ge=1)
+    limit: int | None = option(None, "At most this many problems per task.", ge=1)
+    seed: int = option(0, "Seed of the persona-problem pairing.")
+    temperature: float = option(0.7, "Generator temperature.")
+    models: RoleModels = option(RoleModels(), cli=False)

@@ -1,0 +1,97 @@
+"""prefdisco's item records: one (instance, condition) of an eval, one instance of a build."""
+
+from typing import Any
+
+import pydantic
+
+from personalens.runs import LensRecord
+
+
+class _Part(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="forbid")
+
+
+class Rejected(_Part):
+    raw: str
+    problem: str
+
+
+class Turn(_Part):
+    """A target turn of a discovery dialogue, with the simulated user's reply to a question."""
+
+    action: str  # ask or final
+    text: str
+    raw: str
+    attempts: int
+    rejected: list[Rejected]
+    repaired: str | None = None
+    reply: str | None = None
+    revealed: list[str] | None = None  # preferences the reply revealed
+
+
+class Questions(_Part):
+    turns: int
+    questions: int  # question marks over the turns
+
+
+class Verdict(_Part):
+    score: int | float | None  # as the judge wrote it (an int stays an int on disk)
+    justification: str
+    attempts: int
+    raw: str
+    problem: str | None
+
+
+class Level(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="allow")  # the dataset's level, as given
+
+    score: int | float
+    description: str = ""
+
+
+class Criterion(_Part):
+    preference: str
+    description: str
+    levels: list[Level]
+    weight: float
+    normalised_weight: float
+    verdicts: list[Verdict]
+    score: float | None  # the judges' mean; None: excluded
+
+
+class Correctness(_Part):
+    correct: bool
+    parsed: str | None
+    unparsed: bool
+    judged: bool
+    justification: str | None = None  # an open answer's judge says why
+
+
+class PrefdiscoRecord(LensRecord):
+    """Its instance and condition always; the rest as far as the item got (a failed item keeps
+    the conversation so far, `rejected` being the replies of the turn it failed on)."""
+
+    schema_name = "prefdisco.eval"
+
+    task: str
+    problem_id: str
+    instance: str
+    condition: str
+    response: str | None = None  # the final answer, protocol wrapper stripped
+    raw: str | None = None  # a single-turn reply whose wrapper was stripped
+    transcript: list[Turn] = []
+    rejected: list[Rejected] = []
+    questions: Questions | None = None
+    revealed: list[str] = []
+    criteria: list[Criterion] = []
+    prefalign: float | None = None
+    correctness: Correctness | None = None
+    dropped: str | None = None  # the release drops an instance whose judge reply has no JSON
+    flagged: bool = False  # some criterion was excluded
+
+
+class BuildRecord(LensRecord):
+    schema_name = "prefdisco.build"
+
+    task: str
+    record: dict[str, Any]  # the instance, in the release format
