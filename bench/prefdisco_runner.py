@@ -37,7 +37,8 @@ import openai  # noqa: E402
 from openai.types.chat import ChatCompletion  # noqa: E402
 
 from fault_server import FaultServer  # noqa: E402
-from personalens.lenses.prefdisco.command import PrefdiscoEval, PrefdiscoOptions  # noqa: E402
+from personalens.lenses.prefdisco.command import PrefdiscoEval  # noqa: E402
+from personalens.lenses.prefdisco.options import EvalOptions  # noqa: E402
 from personalens.models import ModelSettings  # noqa: E402
 from personalens.runs import run_lens  # noqa: E402
 from prefdisco_data import record, write  # noqa: E402
@@ -86,12 +87,12 @@ def dataset(folder: Path, n: int) -> Path:
     return write(folder / "mmlu.jsonl", rows)
 
 
-def options(data: Path, out: Path, base_url: str, conditions: list[str]) -> PrefdiscoOptions:
+def options(data: Path, out: Path, base_url: str, conditions: list[str]) -> EvalOptions:
     def role(name: str) -> ModelSettings:
         return ModelSettings(spec=f"openai/{name}", base_url=base_url, use_cache=False,
                              concurrency=CONCURRENCY)
-    return PrefdiscoOptions(data=data, out=out, target=role("target"), user=role("user"),
-                            judges=[role("judge")], conditions=conditions)
+    return EvalOptions(data=data, out=out, conditions=conditions,
+                       models={r: role(r) for r in ("target", "user", "judge")})
 
 
 def run_eval(data: Path, out: Path, base_url: str, conditions: list[str]) -> float:

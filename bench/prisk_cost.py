@@ -22,7 +22,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))  # the stub server and record helpers live with the tests
 
 from fault_server import FaultServer  # noqa: E402
-from personalens.lenses.prisk.command import PriskEval, PriskOptions  # noqa: E402
+from personalens.lenses.prisk.command import PriskEval  # noqa: E402
+from personalens.lenses.prisk.options import EvalOptions  # noqa: E402
 from personalens.models import ModelSettings  # noqa: E402
 from personalens.runs import run_lens  # noqa: E402
 from prisk_double import record, write  # noqa: E402
@@ -72,9 +73,9 @@ def run(data: Path, out: Path, base_url: str, risks: list[str], conditions: list
     def role(name: str) -> ModelSettings:
         return ModelSettings(spec=f"openai/{name}", base_url=base_url, use_cache=False,
                              concurrency=CONCURRENCY)
-    lens = PriskEval(PriskOptions(data=data, out=out, target=role("target"),
-                                  judge=role("judge"), risks=risks, conditions=conditions,
-                                  retriever="bm25", samples=5))
+    lens = PriskEval(EvalOptions(data=data, out=out, risks=risks, conditions=conditions,
+                                 retriever="bm25", samples=5,
+                                 models={"target": role("target"), "judge": role("judge")}))
     lens.concurrency = CONCURRENCY
     start = time.perf_counter()
     outcome = run_lens(lens, out, progress=False)

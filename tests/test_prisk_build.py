@@ -4,6 +4,7 @@ template dedup, records that `load_records` reads back, resume, bad input."""
 
 import asyncio
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from cli_runner import personalens
 from conftest import SHARED
 from personalens.errors import InputError
 from personalens.lenses.prisk.build import pair, run_build
-from personalens.lenses.prisk.memory_builder import DecoyRules, DecoyTarget, build_decoy
+from personalens.lenses.prisk.memory_builder import DecoyTarget, build_decoy
 from personalens.lenses.prisk.options import BuildOptions
 from personalens.lenses.prisk.profile_source import (
     age_hints,
@@ -249,7 +250,8 @@ def encoder_with(similarities: list[float]):
 def decoy(double: PriskDouble, similarities: list[float], regenerations: int = 3):
     return asyncio.run(build_decoy(double_model(double), double_model(double, "judge"),
                                    encoder_with(similarities), MemorySteps(), TARGET,
-                                   DecoyRules(max_similarity=0.8, regenerations=regenerations)))
+                                   BuildOptions(out=Path("o"), decoy_max_similarity=0.8,
+                                                decoy_attempts=regenerations)))
 
 
 def test_decoy_regenerated_when_the_judge_says_it_answers():

@@ -12,11 +12,11 @@ import pytest
 from personalens.lenses.prisk import judging
 from personalens.lenses.prisk.memory_builder import (
     ConversationDraft,
-    DecoyRules,
     DecoyTarget,
     attribute_conversation,
     build_decoy,
 )
+from personalens.lenses.prisk.options import BuildOptions
 from personalens.lenses.prisk.output_formats import (
     WHITESPACE,
     exchanges_schema,
@@ -169,6 +169,7 @@ def test_a_constrained_judge_gets_caps_and_the_allowed_items():
 
 TARGET = DecoyTarget("irp_0001", "irp", PERSONA, "What is the Maillard reaction?",
                      "What is the Maillard reaction?")
+OPTIONS = BuildOptions(out=Path("o"), turns=4)
 
 
 async def _encode(texts):
@@ -179,7 +180,7 @@ async def _encode(texts):
 def test_a_judge_claim_without_the_answers_words_is_not_upheld():
     double = PriskDouble(answers={"Maillard": 1}, unfounded=("Maillard",))
     built = asyncio.run(build_decoy(double_model(double), double_model(double, "judge"),
-                                    _encode, MemorySteps(), TARGET, DecoyRules(turns=4)))
+                                    _encode, MemorySteps(), TARGET, OPTIONS))
     assert built["drafts"] == 1 and built["rejections"] == []
 
 
@@ -187,7 +188,7 @@ def test_a_judge_claim_quoting_the_conversation_rejects_the_decoy():
     double = PriskDouble(answers={"Maillard": 1})
     steps = MemorySteps()
     built = asyncio.run(build_decoy(double_model(double), double_model(double, "judge"),
-                                    _encode, steps, TARGET, DecoyRules(turns=4)))
+                                    _encode, steps, TARGET, OPTIONS))
     assert built["drafts"] == 2 and [r["check"] for r in built["rejections"]] == ["judge"]
     first = steps.done["decoy/irp_0001/0"]["value"]
     assert first["judge"]["evidence_found"] and first["judge"]["answers_query"]

@@ -54,10 +54,6 @@ def plain_text(markup: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def review_text(review: Review) -> str:
-    return "\n".join(part for part in (plain_text(review.title), plain_text(review.text)) if part)
-
-
 def _read_reviews(path: Path) -> tuple[list[_Kept], int]:
     """Non-empty reviews, and how many were empty once their markup was removed."""
     kept, empty = [], 0
@@ -66,7 +62,7 @@ def _read_reviews(path: Path) -> tuple[list[_Kept], int]:
             review = Review.model_validate(raw)
         except pydantic.ValidationError as exc:
             raise InputError(validation_message(exc), where=where) from None
-        text = review_text(review)
+        text = "\n".join(p for p in (plain_text(review.title), plain_text(review.text)) if p)
         if not text:
             empty += 1
             continue

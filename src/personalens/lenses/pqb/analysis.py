@@ -56,6 +56,7 @@ def summarise(records: list[EvalRecord], seed: int = 0) -> dict:
                      "hit": {kind: {} for kind in ("clean", "clean_on_typo", "typo", "drop",
                                                    "random_typo", "random_drop",
                                                    "personal_minus_random")}}
+    hit = metrics["hit"]
     for k in KS:
         hits = np.column_stack([_hits(a, k), _hits(b, k)]) if both else np.zeros((0, 2))
         for name, conditioned in (("paper", True), ("all_pairs", False)):
@@ -66,14 +67,19 @@ def summarise(records: list[EvalRecord], seed: int = 0) -> dict:
                 "value": rate(hits) if both else None, "ci_low": low, "ci_high": high}
         clean = _hits([r.rank_clean for r in typo], k)
         typos = _hits([r.rank_typo for r in typo], k)
-        metrics["hit"]["clean"][str(k)] = mean_with_ci(
-            _hits([r.rank_clean for r in records], k), seed=seed)
-        metrics["hit"]["typo"][str(k)] = mean_with_ci(typos, seed=seed)
+        hit["clean"][str(k)] = mean_with_ci(_hits([r.rank_clean for r in records], k), seed=seed)
+        hit["typo"][str(k)] = mean_with_ci(typos, seed=seed)
         # Clean hits on exactly the queries that have a typo version: the fair comparison.
-        metrics["hit"]["clean_on_typo"][str(k)] = mean_with_ci(clean, seed=seed)
+        hit["clean_on_typo"][str(k)] = mean_with_ci(clean, seed=seed)
         # Paired: the same users' queries, clean minus typo.
-        metrics["hit"]["drop"][str(k)] = mean_with_ci(clean - typos, seed=seed)
-        _random_typo_hits(metrics["hit"], rand, k, seed)
+        hit["drop"][str(k)] = mean_with_ci(clean - typos, seed=seed)
+        # The baseline: random typos on the same queries, with as many edited words.
+        # personal_minus_random < 0: the users' own typos hurt retrieval more than random ones.
+        clean, typos = _hits([r.rank_clean for r in rand], k), _hits([r.rank_typo for r in rand], k)
+        random_typo = _hits([r.rank_random_typo for r in rand], k)
+        hit["random_typo"][str(k)] = mean_with_ci(random_typo, seed=seed)
+        hit["random_drop"][str(k)] = mean_with_ci(clean - random_typo, seed=seed)
+        hit["personal_minus_random"][str(k)] = mean_with_ci(typos - random_typo, seed=seed)
     # What the typo queries actually do to the words, by kind (PQB's mechanisms).
     metrics["typo_edit_kinds"] = {
         "typo": dict(edit_counts([(r.syntax_query, r.typo_query) for r in typo])),
@@ -86,16 +92,3 @@ def summarise(records: list[EvalRecord], seed: int = 0) -> dict:
                                   ("typo", "rank_typo", typo),
                                   ("random_typo", "rank_random_typo", rand))}
     return metrics
-
-
-def _random_typo_hits(hit: dict, rand: list[EvalRecord], k: int, seed: int) -> None:
-    """The baseline: random typos on the same queries, with as many edited words.
-
-    personal_minus_random < 0 means the users' own typos hurt retrieval more than random ones.
-    """
-    clean = _hits([r.rank_clean for r in rand], k)
-    personal = _hits([r.rank_typo for r in rand], k)
-    random_typo = _hits([r.rank_random_typo for r in rand], k)
-    hit["random_typo"][str(k)] = mean_with_ci(random_typo, seed=seed)
-    hit["random_drop"][str(k)] = mean_with_ci(clean - random_typo, seed=seed)
-    hit["personal_minus_random"][str(k)] = mean_with_ci(personal - random_typo, seed=seed)

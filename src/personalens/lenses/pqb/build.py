@@ -38,9 +38,7 @@ from personalens.lenses.pqb.records import BuildRecord, BuiltQuery, Candidate
 from personalens.lenses.pqb.source_files import open_source
 from personalens.lenses.pqb.spacy_pipeline import load_pipeline
 from personalens.lenses.pqb.spelling_correction import Corrector, DictionaryCorrector, LLMCorrector
-from personalens.lenses.pqb.style_encoder import EncoderOptions
 from personalens.lenses.pqb.style_profiles import (
-    ProfileOptions,
     StyleProfiles,
     file_hashes,
     load_checked,
@@ -50,7 +48,6 @@ from personalens.lenses.pqb.style_profiles import (
 )
 from personalens.lenses.pqb.typo_injection import inject_random, inject_typos, passes_similarity
 from personalens.lenses.pqb.typo_profile import TypoProfile, learn_profile
-from personalens.models import ChatModel
 from personalens.models.role_set import RoleSet
 from personalens.report import HtmlReport
 from personalens.retrieval import DenseRetriever
@@ -63,7 +60,6 @@ from personalens.runs import (
     RunContext,
     RunIdentity,
     StepFailed,
-    StepStore,
     Tally,
     run_lens,
     write_atomic,
@@ -72,25 +68,6 @@ from personalens.runs.blocking import run_blocking
 from personalens.runs.run_directory import step_recorded
 
 STYLE_STEP = "style/profiles"
-
-
-def profile_options(options: BuildOptions) -> ProfileOptions:
-    return ProfileOptions(options.min_sentences, options.min_df, options.covariance,
-                          options.rank, EncoderOptions(epochs=options.encoder_epochs,
-                                                       seed=options.seed))
-
-
-@dataclass(frozen=True)
-class _Build:
-    """What building an item and its typo versions reads (after the profiles exist)."""
-
-    options: BuildOptions
-    nlp: object
-    steps: StepStore
-    model: ChatModel | None  # writes candidates (--candidates model)
-    embedder: DenseRetriever
-    profiles: StyleProfiles
-    typos: dict[str, TypoProfile]
 
 
 @dataclass(frozen=True)
@@ -150,7 +127,7 @@ class PqbBuild(Lens[BuildOptions, BuildRecord, BuildMetrics]):
             self.style_input = None  # the recorded step holds the profiles
         else:
             sentences = parse_histories(self.source.histories, self.nlp, options.make_executor())
-            self.style_input = (sentences, profiled_users(sentences, profile_options(options)))
+            self.style_input = (sentences, profiled_users(sentences, options.min_sentences))
         self.embedder = DenseRetriever(options.similarity_model)
 
     def identity(self) -> RunIdentity:
@@ -159,39 +136,31 @@ class PqbBuild(Lens[BuildOptions, BuildRecord, BuildMetrics]):
                            models=self.roles.specs(), endpoints=self.roles.endpoints())
 
     async def setup(self, context: RunContext) -> None:
-        style = self.options.out / "style"
+        style, self.steps = self.options.out / "style", context.steps
 
         async def train() -> dict:
-            await run_blocking(train_profiles, *self.style_input, profile_options(self.options),
-                               style)
+            await run_blocking(train_profiles, *self.style_input, self.options, style)
             return file_hashes(style)
-        profiles = load_checked(style, await context.steps.get(STYLE_STEP, train))
-        profiled = sorted(profiles.gaussians)
+        self.profiles = load_checked(style, await self.steps.get(STYLE_STEP, train))
+        profiled = sorted(self.profiles.gaussians)
         corrector = (LLMCorrector(self.roles["corrector"]) if "corrector" in self.roles
                      else DictionaryCorrector())
-        typos = await _typo_profiles(context.steps, corrector, self.source.histories, self.nlp,
-                                     profiled)
-        model = self.roles.models.get("generator")
-        self.build = _Build(self.options, self.nlp, context.steps, model, self.embedder,
-                            profiles, typos)
-        self.items = [BuildItem(p, u) for p, u in _items(self.source, profiled, self.options)]
+        self.typos = await self._typo_profiles(corrector, profiled)
+        self.model = self.roles.models.get("generator")  # writes candidates (--candidates model)
+        self.items = _items(self.source, profiled, self.options)
 
     def plan(self) -> list[BuildItem]:
         return self.items
 
-    async def run_item(self, item: BuildItem) -> BuildRecord:
-        return await _build_item(self.build, item.product, item.users)
-
     async def finish(self, records: ItemRecords[BuildRecord]) -> None:
-        self.results = [await _with_typos(self.build, r) for r in records]
+        self.results = [await self._with_typos(r) for r in records]
         _write_dataset(self.options.out, self.source, self.results)
         write_atomic(self.options.out / "typo_profiles.json", json.dumps(
-            {uid: p.to_json() for uid, p in self.build.typos.items()}, indent=1,
-            sort_keys=True))
+            {uid: p.to_json() for uid, p in self.typos.items()}, indent=1, sort_keys=True))
 
     def summarise(self, records: ItemRecords[BuildRecord], tally: Tally) -> BuildMetrics:
         return BuildMetrics.model_validate({
-            **summarise(self.results, self.build, self.source),
+            **summarise(self.results, self.profiles, self.typos, self.source),
             "complete": tally.complete, "failures": tally.failures + tally.step_failures,
             "out": str(self.options.out)})
 
@@ -208,6 +177,104 @@ class PqbBuild(Lens[BuildOptions, BuildRecord, BuildMetrics]):
 
     async def aclose(self) -> None:
         await self.roles.aclose()
+
+    async def _typo_profiles(self, corrector: Corrector, users: list[str]
+                             ) -> dict[str, TypoProfile]:
+        histories = self.source.histories
+
+        async def profile(uid: str) -> TypoProfile | None:
+            async def correct():
+                return await corrector.correct(histories[uid])
+            try:
+                corrected = await self.steps.get(f"correct/{uid}", correct)
+            except StepFailed:
+                return None  # recorded; the user's typo steps wait for a rerun that succeeds
+            return learn_profile(histories[uid], corrected, self.nlp)
+
+        learned = await asyncio.gather(*(profile(uid) for uid in users))
+        return {uid: p for uid, p in zip(users, learned, strict=True) if p is not None}
+
+    async def _candidates(self, terms: list[str]) -> list[str]:
+        if self.options.candidates == "templates":
+            return template_candidates(terms)
+
+        async def one(i: int) -> str:
+            completion = await self.model.complete(
+                candidate_messages(terms, FRAMES[i % len(FRAMES)]), temperature=0.9, seed=i,
+                max_tokens=80)
+            return clean_reply(completion.text)
+        n = self.options.candidates_per_item
+        return list(await asyncio.gather(*(one(i) for i in range(n))))
+
+    async def run_item(self, build_item: BuildItem) -> BuildRecord:
+        product, users = build_item.product, build_item.users
+        item = {"asin": product.parent_asin, "users": users}
+        terms = core_terms(product.title, product.text, self.nlp)
+        if terms is None:
+            return BuildRecord(**item, outcome="skipped", reason="fewer than 5 core terms")
+        checked = [Candidate(text=t, rejected=check_candidate(t, terms, self.nlp))
+                   for t in await self._candidates(terms)]
+        valid = list(dict.fromkeys(c.text for c in checked if c.rejected is None))
+        kept = [valid[i] for i in coherent_subset(
+            self.embedder.encode(valid), self.options.similarity)] if valid else []
+        item.update(terms=terms, candidates=checked, kept=kept)
+        if len(kept) < 2:
+            return BuildRecord(**item, outcome="skipped",
+                               reason="fewer than 2 coherent candidates")
+        vectors = self.profiles.vectors(kept, self.nlp)
+        gaussians = self.profiles.gaussians
+        choice = select_pair(users, gaussians, vectors,
+                             SelectionOptions(self.options.region, self.options.margin))
+        if choice is None:
+            # How close each user's nearest candidate came, to show what --region would admit.
+            nearest = {u: float(gaussians[u].mahalanobis_sq(vectors).min()) for u in users}
+            return BuildRecord(**item, outcome="skipped", reason="no user pair passes the gates",
+                               nearest_mahalanobis_sq=nearest)
+        queries = [BuiltQuery(uid=uid, syntax_query=kept[index])
+                   for uid, index in ((choice.user_a, choice.candidate_a),
+                                      (choice.user_b, choice.candidate_b))]
+        return BuildRecord(**item, selection=choice.to_json(), queries=queries, outcome="ok")
+
+    async def _with_typos(self, item: BuildRecord | ItemFailure) -> BuildRecord | ItemFailure:
+        """The item with each chosen query's typo versions, each a step of its own: a user whose
+        correction failed gets them on the rerun that corrects their texts."""
+        if isinstance(item, ItemFailure) or item.outcome != "ok":
+            return item
+        queries = []
+        for query in item.queries:
+            profile = self.typos.get(query.uid)
+            if profile is None:  # the correction step failed and is recorded; a rerun fills it
+                typed = _versions(None, None, "the user's spelling correction failed")
+            else:
+                async def compute(query=query, profile=profile):
+                    return self._typed(item.asin, query, profile)
+                typed = await self.steps.get(f"typo/{item.asin}/{query.uid}", compute)
+            queries.append(query.model_copy(update=typed))
+        return item.model_copy(update={"queries": queries})
+
+    def _typed(self, asin: str, query: BuiltQuery, profile: TypoProfile) -> dict:
+        """The user's typo version of their query and a random-typo version editing as many
+        words (one edit each), or why either is missing."""
+        options, clean, uid = self.options, query.syntax_query, query.uid
+        if not profile.edits:
+            return _versions(None, None, "the user has no observed typos")
+        personal = self._first_passing(clean, lambda rng: inject_typos(
+            clean, profile, self.nlp, rng, max_words=options.max_typo_words),
+            f"{options.seed}/{asin}/{uid}/personal")
+        baseline = personal and self._first_passing(clean, lambda rng: inject_random(
+            clean, len(personal.edits), rng), f"{options.seed}/{asin}/{uid}/random")
+        return _versions(personal, baseline, f"no version kept cosine >= {options.similarity} "
+                                             f"in {options.typo_attempts} draws")
+
+    def _first_passing(self, clean: str, draw, seed: str):
+        """The first of up to --typo-attempts seeded draws that edits something and keeps the
+        similarity gate, or None."""
+        for attempt in range(self.options.typo_attempts):
+            injected = draw(random.Random(f"{seed}/{attempt}"))
+            if injected.edits and passes_similarity(clean, injected.text, self.embedder.encode,
+                                                    self.options.similarity):
+                return injected
+        return None
 
 
 def run_build(options: BuildOptions, *, source: BuildSource | None = None,
@@ -229,135 +296,26 @@ def _explain_empty(summary: BuildMetrics, candidates: str) -> None:
               "nearest_mahalanobis_sq; a larger --region admits more", file=sys.stderr)
 
 
-def _items(source: BuildSource, profiled: list[str], options: BuildOptions
-           ) -> list[tuple[Product, list[str]]]:
+def _items(source: BuildSource, profiled: list[str], options: BuildOptions) -> list[BuildItem]:
     """Items with at least two profiled users, most-owned first (ties by id), capped."""
     known = set(profiled)
-    chosen = []
-    for product in source.products:
-        users = profiled if options.pair_users == "all" else sorted(
-            set(product.users) & known)
-        if len(users) >= 2:
-            chosen.append((product, users))
-    chosen.sort(key=lambda pu: (-len(pu[1]), pu[0].parent_asin))
+    chosen = [BuildItem(product, profiled if options.pair_users == "all"
+                        else sorted(set(product.users) & known)) for product in source.products]
+    chosen = sorted((i for i in chosen if len(i.users) >= 2),
+                    key=lambda i: (-len(i.users), i.product.parent_asin))
     return chosen[:options.max_items] if options.max_items else chosen
 
 
-async def _typo_profiles(steps: StepStore, corrector: Corrector,
-                         histories: dict[str, list[str]], nlp,
-                         users: list[str]) -> dict[str, TypoProfile]:
-    async def profile(uid: str) -> TypoProfile | None:
-        async def correct():
-            return await corrector.correct(histories[uid])
-        try:
-            corrected = await steps.get(f"correct/{uid}", correct)
-        except StepFailed:
-            return None  # recorded; the user's typo steps wait for a rerun that succeeds
-        return learn_profile(histories[uid], corrected, nlp)
-
-    learned = await asyncio.gather(*(profile(uid) for uid in users))
-    return {uid: p for uid, p in zip(users, learned, strict=True) if p is not None}
-
-
-async def _candidates(build: _Build, terms: list[str]) -> list[str]:
-    options = build.options
-    if options.candidates == "templates":
-        return template_candidates(terms)
-
-    async def one(i: int) -> str:
-        completion = await build.model.complete(
-            candidate_messages(terms, FRAMES[i % len(FRAMES)]), temperature=0.9, seed=i,
-            max_tokens=80)
-        return clean_reply(completion.text)
-    return list(await asyncio.gather(*(one(i) for i in range(options.candidates_per_item))))
-
-
-async def _build_item(build: _Build, product: Product, users: list[str]) -> BuildRecord:
-    item = {"asin": product.parent_asin, "users": users}
-    terms = core_terms(product.title, product.text, build.nlp)
-    if terms is None:
-        return BuildRecord(**item, outcome="skipped", reason="fewer than 5 core terms")
-    written = await _candidates(build, terms)
-    checked = [Candidate(text=t, rejected=check_candidate(t, terms, build.nlp))
-               for t in written]
-    valid = list(dict.fromkeys(c.text for c in checked if c.rejected is None))
-    kept = [valid[i] for i in coherent_subset(
-        build.embedder.encode(valid), build.options.similarity)] if valid else []
-    item.update(terms=terms, candidates=checked, kept=kept)
-    if len(kept) < 2:
-        return BuildRecord(**item, outcome="skipped", reason="fewer than 2 coherent candidates")
-    vectors = build.profiles.vectors(kept, build.nlp)
-    gaussians = build.profiles.gaussians
-    choice = select_pair(users, gaussians, vectors,
-                         SelectionOptions(build.options.region, build.options.margin))
-    if choice is None:
-        # How close each user's nearest candidate came, to show what --region would admit.
-        nearest = {u: float(gaussians[u].mahalanobis_sq(vectors).min()) for u in users}
-        return BuildRecord(**item, outcome="skipped", reason="no user pair passes the gates",
-                           nearest_mahalanobis_sq=nearest)
-    queries = [BuiltQuery(uid=uid, syntax_query=kept[index])
-               for uid, index in ((choice.user_a, choice.candidate_a),
-                                  (choice.user_b, choice.candidate_b))]
-    return BuildRecord(**item, selection=choice.to_json(), queries=queries, outcome="ok")
-
-
-async def _with_typos(build: _Build, item: BuildRecord | ItemFailure) -> BuildRecord | ItemFailure:
-    """The item with each chosen query's typo versions, each a step of its own: a user whose
-    correction failed gets them on the rerun that corrects their texts."""
-    if isinstance(item, ItemFailure) or item.outcome != "ok":
-        return item
-    queries = []
-    for query in item.queries:
-        profile = build.typos.get(query.uid)
-        if profile is None:  # the correction step failed and is recorded; a rerun fills it
-            typed = _untyped("the user's spelling correction failed")
-        else:
-            async def compute(query=query, profile=profile):
-                return _typed(build, item.asin, query, profile)
-            typed = await build.steps.get(f"typo/{item.asin}/{query.uid}", compute)
-        queries.append(query.model_copy(update=typed))
-    return item.model_copy(update={"queries": queries})
-
-
-def _untyped(reason: str) -> dict:
-    return {"typo_query": None, "typo_edits": [], "typo_skipped": reason,
-            "random_typo_query": None, "random_edits": [], "random_skipped": reason}
-
-
-def _typed(build: _Build, asin: str, query: BuiltQuery, profile: TypoProfile) -> dict:
-    """The user's typo version of their query and a random-typo version editing as many words
-    (one edit each), or why either is missing."""
-    options, clean, uid = build.options, query.syntax_query, query.uid
-    if not profile.edits:
-        return _untyped("the user has no observed typos")
-    personal = _first_passing(build, clean, lambda rng: inject_typos(
-        clean, profile, build.nlp, rng, max_words=options.max_typo_words),
-        f"{options.seed}/{asin}/{uid}/personal")
-    gate = f"no version kept cosine >= {options.similarity} in {options.typo_attempts} draws"
-    if personal is None:
-        return _untyped(gate)
-    record = {"typo_query": personal.text, "typo_edits": _edits(personal), "typo_skipped": None}
-    baseline = _first_passing(build, clean, lambda rng: inject_random(
-        clean, len(personal.edits), rng), f"{options.seed}/{asin}/{uid}/random")
-    if baseline is None:
-        return {**record, "random_typo_query": None, "random_edits": [], "random_skipped": gate}
-    return {**record, "random_typo_query": baseline.text, "random_edits": _edits(baseline),
-            "random_skipped": None}
-
-
-def _first_passing(build: _Build, clean: str, draw, seed: str):
-    """The first of up to --typo-attempts seeded draws that edits something and keeps the
-    similarity gate, or None."""
-    for attempt in range(build.options.typo_attempts):
-        injected = draw(random.Random(f"{seed}/{attempt}"))
-        if injected.edits and passes_similarity(clean, injected.text, build.embedder.encode,
-                                                build.options.similarity):
-            return injected
-    return None
+def _versions(personal, baseline, reason: str) -> dict:
+    """A query's typo versions as queries.json holds them; `reason`: why one is missing."""
+    return {"typo_query": personal and personal.text, "typo_edits": _edits(personal),
+            "typo_skipped": None if personal else reason,
+            "random_typo_query": baseline and baseline.text, "random_edits": _edits(baseline),
+            "random_skipped": None if baseline else reason}
 
 
 def _edits(injected) -> list[dict]:
-    return [edit._asdict() for edit in injected.edits]
+    return [edit._asdict() for edit in injected.edits] if injected else []
 
 
 def _write_dataset(out: Path, source: BuildSource,
@@ -373,15 +331,14 @@ def _built(results: list[BuildRecord | ItemFailure]) -> list[BuildRecord]:
     return [r for r in results if not isinstance(r, ItemFailure)]
 
 
-def summarise(results: list[BuildRecord | ItemFailure], build: _Build,
-              source: BuildSource) -> dict:
+def summarise(results: list[BuildRecord | ItemFailure], profiles: StyleProfiles,
+              typos: dict[str, TypoProfile], source: BuildSource) -> dict:
     """The build's numbers, each countable from records.jsonl and the written files."""
     built = _built(results)
     statuses = Counter("failed" if isinstance(r, ItemFailure) else r.outcome for r in results)
     reasons = Counter(r.reason for r in built if r.outcome == "skipped")
     candidates = [c for r in built for c in r.candidates]
     queries = [q for r in built if r.outcome == "ok" for q in r.queries]
-    profiles = build.profiles
     summary = {
         "origin": source.origin, "users": len(source.histories),
         "profiled_users": len(profiles.gaussians), "products": len(source.products),
@@ -398,10 +355,10 @@ def summarise(results: list[BuildRecord | ItemFailure], build: _Build,
         "random_skipped_by_reason": dict(Counter(q.random_skipped for q in queries
                                                  if q.random_skipped and q.typo_query)),
         "sentences": profiles.sentences,
-        "typo_rates": {uid: p.rates for uid, p in sorted(build.typos.items())},
+        "typo_rates": {uid: p.rates for uid, p in sorted(typos.items())},
     }
     if source.typo_truth:
-        summary["typo_recovery"] = typo_recovery(build.typos, source.typo_truth)
+        summary["typo_recovery"] = typo_recovery(typos, source.typo_truth)
     return summary
 
 

@@ -7,7 +7,6 @@ from personalens.report import HtmlReport, grouped_bars
 
 
 def report_sections(report: HtmlReport, metrics, options: BuildOptions) -> None:
-    """The funnel: what was kept at each stage, and why the rest was not."""
     summary = metrics.to_json()
     report.heading("Funnel")
     report.table(["stage", "count"], [
@@ -32,10 +31,6 @@ def report_sections(report: HtmlReport, metrics, options: BuildOptions) -> None:
                        ("random_skipped_by_reason", "no random-typo version because")):
         if summary[key]:
             report.table([label, "queries"], sorted(summary[key].items()))
-    _typo_section(report, summary)
-
-
-def _typo_section(report: HtmlReport, summary: dict) -> None:
     rates = summary["typo_rates"]
     if not rates:
         return

@@ -1,7 +1,7 @@
 """`personalens pqb eval`: released queries (--queries + --meta) or a built dataset (--data)."""
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from personalens.errors import InputError
@@ -47,12 +47,6 @@ class QueryItem:
                 "random_typo": self.record.random_typo_query}
 
 
-@dataclass
-class _Ranked:
-    ids: dict[str, list[str]] = field(default_factory=dict)  # query text -> top MAX_K ids
-    errors: dict[str, str | None] = field(default_factory=dict)
-
-
 class PqbEval(Lens[EvalOptions, EvalRecord, PqbMetrics]):
     """Flip rate, Hit@K and MRR of one retriever for every released (or built) query record."""
 
@@ -75,7 +69,8 @@ class PqbEval(Lens[EvalOptions, EvalRecord, PqbMetrics]):
         self.retriever = get_retriever(options.retriever, ledger=self.ledger,
                                        endpoint=options.models.endpoint,
                                        executor=options.make_executor())
-        self.ranked = _Ranked()
+        self.ranked: dict[str, list[str]] = {}  # query text -> top MAX_K ids
+        self.ranking_errors: dict[str, str | None] = {}  # query text -> why it was not ranked
 
     def identity(self) -> RunIdentity:
         files = [self.queries, self.meta]
@@ -91,24 +86,21 @@ class PqbEval(Lens[EvalOptions, EvalRecord, PqbMetrics]):
         texts = list(dict.fromkeys(q for item in todo for q in item.texts().values() if q))
         if not texts:
             return
-
-        def search():
-            return self.retriever.index(self.corpus).search(texts, MAX_K)
-        ranking = await run_blocking(search)
-        self.ranked.ids = dict(zip(texts, ranking.ids, strict=True))
-        self.ranked.errors = dict(zip(texts, ranking.errors or [None] * len(texts), strict=True))
+        ranking = await run_blocking(lambda: self.retriever.index(self.corpus).search(texts, MAX_K))
+        self.ranked = dict(zip(texts, ranking.ids, strict=True))
+        self.ranking_errors = dict(zip(texts, ranking.errors or [None] * len(texts), strict=True))
 
     async def run_item(self, item: QueryItem) -> EvalRecord:
         record = item.record
-        errors = {kind: self.ranked.errors[q] for kind, q in item.texts().items()
-                  if q and self.ranked.errors[q]}
+        errors = {kind: self.ranking_errors[q] for kind, q in item.texts().items()
+                  if q and self.ranking_errors[q]}
         ranked = {kind: q for kind, q in item.texts().items() if kind not in errors}
         # Ranks and the head of each ranking (for the report's browser); a failed item keeps
         # those of its queries that were ranked, beside the errors of the others.
         result = EvalRecord(
             parent_asin=item.group.parent_asin, **record.model_dump(),  # asin, uid, queries
             **{f"rank_{kind}": self._rank(q, record.asin) for kind, q in ranked.items()},
-            **{f"top_{kind}": self.ranked.ids[q][:SHOWN] if q else None
+            **{f"top_{kind}": self.ranked[q][:SHOWN] if q else None
                for kind, q in ranked.items()})
         if errors:
             raise RecordedFailure("rerank_failed", next(iter(errors.values())),
@@ -116,9 +108,9 @@ class PqbEval(Lens[EvalOptions, EvalRecord, PqbMetrics]):
         return result
 
     def _rank(self, query: str | None, asin: str) -> int | None:
-        if query is None or asin not in self.ranked.ids[query]:
+        if query is None or asin not in self.ranked[query]:
             return None
-        return self.ranked.ids[query].index(asin) + 1
+        return self.ranked[query].index(asin) + 1
 
     def summarise(self, records: ItemRecords[EvalRecord], tally: Tally) -> PqbMetrics:
         metrics = summarise([scored(r) for r in records.ok()], seed=self.options.seed)

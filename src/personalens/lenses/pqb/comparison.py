@@ -71,11 +71,6 @@ def compare_runs(runs: list[Path], out: Path) -> dict[str, dict]:
     return rows
 
 
-def _hit(metrics: dict, kind: str, k: int) -> float | None:
-    # Runs of released queries have no random-typo version.
-    return metrics["hit"].get(kind, {}).get(str(k), {}).get("value")
-
-
 def _report(loaded: dict[str, dict], rows: dict[str, dict]) -> str:
     report = HtmlReport("personalens · PersonalQuery-Benchmark comparison")
     report.table(["retriever", "run", "status"],
@@ -97,9 +92,10 @@ def _report(loaded: dict[str, dict], rows: dict[str, dict]) -> str:
                    m["mrr"]["clean"]["value"], m["mrr"]["typo"]["value"]]
                   for name, m in loaded.items()])
     for k in (1, 20):
-        kinds = ("clean_on_typo", "typo", "random_typo")
-        report.figure(grouped_bars({name: {kind: _hit(m, kind, k) for kind in kinds}
-                                    for name, m in loaded.items()},
-                                   f"Hit@{k}", f"Clean vs typo queries, Hit@{k}"),
+        # Runs of released queries have no random-typo version.
+        hits = {name: {kind: m["hit"].get(kind, {}).get(str(k), {}).get("value")
+                       for kind in ("clean_on_typo", "typo", "random_typo")}
+                for name, m in loaded.items()}
+        report.figure(grouped_bars(hits, f"Hit@{k}", f"Clean vs typo queries, Hit@{k}"),
                       f"Hit@{k} for clean, personal-typo and random-typo queries per retriever")
     return report.render()

@@ -64,12 +64,11 @@ def belongs(m_own: np.ndarray, m_other: np.ndarray, ld_own: np.ndarray, ld_other
 
 
 def select_pair(users: list[str], gaussians: dict[str, Gaussian], vectors: np.ndarray,
-                options: SelectionOptions | None = None) -> PairChoice | None:
+                options: SelectionOptions = SelectionOptions()) -> PairChoice | None:
     """The item's pair and their candidates, or None when no pair has a candidate each.
 
     Users without a Gaussian (too few sentences to fit one) are not eligible.
     """
-    options = SelectionOptions() if options is None else options
     eligible = sorted({u for u in users if u in gaussians})
     vectors = np.atleast_2d(np.asarray(vectors, dtype=np.float64))
     if len(eligible) < 2 or vectors.shape[0] == 0:

@@ -20,7 +20,7 @@ import pydantic
 
 from personalens.errors import InputError
 from personalens.input_files import expect_dict, expect_list, read_json, validation_message
-from personalens.lenses.pqb.build_source import BuildSource, Product, product_from_meta
+from personalens.lenses.pqb.build_source import BuildSource, product_from_meta
 from personalens.population.release_reader import (
     available_noises,
     find_communities,
@@ -75,29 +75,6 @@ def item_meta(item: _Item) -> dict:
             "details": {}}
 
 
-class _Collected:
-    """Histories and purchases gathered across communities."""
-
-    def __init__(self):
-        self.histories: dict[str, list[str]] = {}
-        self.items: dict[str, dict] = {}  # product id -> meta of its first purchase
-        self.buyers: dict[str, set[str]] = {}
-        self.code_written = 0
-
-    def add(self, uid: str, person: str, session: _Session) -> None:
-        turns = own_turns(session.model_dump(exclude_none=True), person)
-        if turns:
-            self.histories.setdefault(uid, []).append("\n".join(t["content"] for t in turns))
-        for item in session.purchase_history or []:
-            meta = item_meta(item)
-            self.items.setdefault(meta["parent_asin"], meta)
-            self.buyers.setdefault(meta["parent_asin"], set()).add(uid)
-
-    def products(self) -> list[Product]:
-        return [product_from_meta(meta, tuple(sorted(self.buyers[pid])))
-                for pid, meta in self.items.items()]
-
-
 def _fullest_level(community: Path) -> str:
     levels = available_noises(community)
     try:
@@ -146,20 +123,23 @@ def _parsed(session_json: str, where: str) -> tuple[dt.datetime, _Session]:
                          where=where) from None
 
 
-def _read_community(path: Path, name: str, truth: Path, collected: _Collected) -> None:
+def _read_community(path: Path, name: str, truth: Path
+                    ) -> tuple[list[tuple[str, _Session]], int]:
+    """(person, session) in each person's time order, and how many sessions code wrote."""
     noise = _fullest_level(path)
     level = load_community(path, [noise], name).levels[noise]
     skipped = _code_written(truth, noise)
+    read, code_written = [], 0
     for person, sessions in level.sessions.items():
         timed = []
         for s in sessions:
             if (person, s.segment_id) in skipped:
-                collected.code_written += 1
+                code_written += 1
                 continue
             where = f"{path} noise {noise} ({person}) segment {s.segment_id}"
             timed.append((*_parsed(s.text, where), s.segment_id))
-        for _, session, _ in sorted(timed, key=lambda t: (t[0], t[2])):
-            collected.add(f"{name}/{person}", person, session)
+        read += [(person, session) for _, session, _ in sorted(timed, key=lambda t: (t[0], t[2]))]
+    return read, code_written
 
 
 def load_population(root: Path) -> BuildSource:
@@ -168,15 +148,26 @@ def load_population(root: Path) -> BuildSource:
     if not data.is_dir():
         raise InputError("not a `personalens generate` output folder (expected synthetic_data/ "
                          "with one folder per community)", where=str(root))
-    collected, typo_truth = _Collected(), {}
+    histories: dict[str, list[str]] = {}
+    items: dict[str, dict] = {}  # product id -> meta of its first purchase
+    buyers: dict[str, set[str]] = {}
+    code_written, typo_truth = 0, {}
     communities = find_communities(data)
     for path in communities:
         name = path.relative_to(data).as_posix() if path != data else path.name
         truth = root / "ground_truth" / name
-        _read_community(path, name, truth, collected)
+        read, left_out = _read_community(path, name, truth)
+        code_written += left_out
+        for person, session in read:
+            uid = f"{name}/{person}"
+            if turns := own_turns(session.model_dump(exclude_none=True), person):
+                histories.setdefault(uid, []).append("\n".join(t["content"] for t in turns))
+            for meta in map(item_meta, session.purchase_history or []):
+                items.setdefault(meta["parent_asin"], meta)
+                buyers.setdefault(meta["parent_asin"], set()).add(uid)
         typo_truth.update(_typo_truth(truth, name))
-    products = collected.products()
+    products = [product_from_meta(meta, tuple(sorted(buyers[pid]))) for pid, meta in items.items()]
     origin = (f"personalens population {root}: {len(communities)} community(ies), "
-              f"{len(collected.histories)} people with writing, {len(products)} purchased items; "
-              f"{collected.code_written} session(s) written by code left out")
-    return BuildSource(products, collected.histories, typo_truth, origin)
+              f"{len(histories)} people with writing, {len(products)} purchased items; "
+              f"{code_written} session(s) written by code left out")
+    return BuildSource(products, histories, typo_truth, origin)

@@ -33,12 +33,6 @@ class EvalRecord(LensRecord):
     def query(self, kind: str) -> str | None:
         return getattr(self, "syntax_query" if kind == "clean" else f"{kind}_query")
 
-    def rank(self, kind: str) -> int | None:
-        return getattr(self, f"rank_{kind}")
-
-    def top(self, kind: str) -> list[str] | None:
-        return getattr(self, f"top_{kind}")
-
     def ranked(self, kind: str) -> bool:
         """Whether the query of this kind was ranked (a failed item's may not have been)."""
         return f"top_{kind}" in self.model_fields_set and kind not in (self.ranking_errors or {})

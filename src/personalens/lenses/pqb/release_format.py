@@ -94,16 +94,11 @@ def load_corpus(path: Path) -> list[Document]:
 def beir_queries(groups: list[QueryGroup]) -> list[BeirQuery]:
     """Every query text as a BEIR query: ids <parent_asin>/<uid>/clean, .../typo and, for built
     data, .../random_typo; the record's own asin is the one relevant document."""
-    queries = []
-    for group in groups:
-        for record in group.records:
+    return [BeirQuery(f"{group.parent_asin}/{record.uid}/{kind}", text, (record.asin,),
+                      {"uid": record.uid, "kind": kind, "parent_asin": group.parent_asin})
+            for group in groups for record in group.records
             for kind, text in (("clean", record.syntax_query), ("typo", record.typo_query),
-                               ("random_typo", record.random_typo_query)):
-                if text is not None:
-                    queries.append(BeirQuery(
-                        f"{group.parent_asin}/{record.uid}/{kind}", text, (record.asin,),
-                        {"uid": record.uid, "kind": kind, "parent_asin": group.parent_asin}))
-    return queries
+                               ("random_typo", record.random_typo_query)) if text is not None]
 
 
 def _path(help_text: str):

@@ -58,7 +58,16 @@ def report_sections(report: HtmlReport, metrics: PqbMetrics, retriever: str) -> 
     else:
         report.paragraph("Clean vs typo Hit@K: nothing scored (no query has a typo version).")
     if metrics.n_random_typo:
-        _random_typo_table(report, metrics)
+        report.heading("Personal vs random typos")
+        report.paragraph(f"{metrics.n_random_typo} queries have both a personal typo version "
+                         "and a random one with as many edited words. Negative personal − "
+                         "random means the users' own typos hurt retrieval more than random ones.")
+        report.table(["K", "hit random typo", "drop (random)", "personal − random", "CI low",
+                      "CI high"],
+                     [[k, hit["random_typo"][str(k)].value, hit["random_drop"][str(k)].value,
+                       hit["personal_minus_random"][str(k)].value,
+                       hit["personal_minus_random"][str(k)].ci_low,
+                       hit["personal_minus_random"][str(k)].ci_high] for k in KS])
     report.table(["queries", "MRR@20", "CI low", "CI high", "n"],
                  [[q, v.value, v.ci_low, v.ci_high, v.n] for q, v in metrics.mrr.items()])
     edits = metrics.typo_edit_kinds
@@ -66,20 +75,6 @@ def report_sections(report: HtmlReport, metrics: PqbMetrics, retriever: str) -> 
     report.table(["kind", "personal typo queries", "random typo queries"],
                  [[kind, edits["typo"].get(kind, 0), edits["random_typo"].get(kind, 0)]
                   for kind in KINDS])
-
-
-def _random_typo_table(report: HtmlReport, metrics: PqbMetrics) -> None:
-    report.heading("Personal vs random typos")
-    report.paragraph(f"{metrics.n_random_typo} queries have both a personal typo version and "
-                     "a random one with as many edited words. Negative personal − random means "
-                     "the users' own typos hurt retrieval more than random ones.")
-    hit = metrics.hit
-    report.table(["K", "hit random typo", "drop (random)", "personal − random", "CI low",
-                  "CI high"],
-                 [[k, hit["random_typo"][str(k)].value, hit["random_drop"][str(k)].value,
-                   hit["personal_minus_random"][str(k)].value,
-                   hit["personal_minus_random"][str(k)].ci_low,
-                   hit["personal_minus_random"][str(k)].ci_high] for k in KS])
 
 
 def browser_entries(records: ItemRecords[EvalRecord], titles: Mapping[str, str] | None = None,
@@ -162,13 +157,12 @@ def _query_fields(record: EvalRecord, titles: Mapping[str, str],
             lines.append(f"not ranked: {errors.get(kind, 'the item failed (see the error)')}")
             fields.append((f"{record.uid} · {label} (failed)", "\n".join(lines)))
             continue
-        rank = record.rank(kind)
+        rank = getattr(record, f"rank_{kind}")
         lines.append("hit@K: " + ", ".join(
             f"{k} {'yes' if _hit(rank, k) else 'no'}" for k in KS))
-        top = record.top(kind) or []
+        top = getattr(record, f"top_{kind}") or []
         lines.append(f"top {len(top)}:")
-        lines += [f"{i:>2}. {item} · {_title(titles, item)}" + ("  ← gold" if item == gold
-                                                                  else "")
+        lines += [f"{i:>2}. {item} · {_title(titles, item)}{'  ← gold' if item == gold else ''}"
                   for i, item in enumerate(top, start=1)]
         fields.append((f"{record.uid} · {label} (rank {rank or f'>{MAX_K}'})",
                        "\n".join(lines)))
@@ -209,5 +203,4 @@ def _failed_entry(failure: ItemFailure, record: EvalRecord | None, titles: Mappi
     fields = [("gold item", _gold(record, titles)), *_query_fields(record, titles, released),
               *failure_fields(failure)]
     return BrowserEntry(title=f"item {record.parent_asin} · {record.uid} (failed)",
-                        fields=fields, facets={"flip@1": "failed", "flip@10": "failed",
-                                               "typo hurt": "failed"})
+                        fields=fields, facets=dict.fromkeys(FACETS, "failed"))

@@ -71,11 +71,10 @@ class StyleEncoder:
             raise ValueError(f"features have {X.shape[1]} rules; the encoder expects "
                              f"{self.n_rules}")
         self.network.eval()
-        parts = [np.zeros((0, self.options.dim), dtype=np.float32)]
         with torch.no_grad():
-            for start in range(0, X.shape[0], batch_size):
-                parts.append(self.network(_tensor(X[start:start + batch_size])).numpy())
-        return np.concatenate(parts)
+            parts = [self.network(_tensor(X[start:start + batch_size])).numpy()
+                     for start in range(0, X.shape[0], batch_size)]
+        return np.concatenate([np.zeros((0, self.options.dim), dtype=np.float32), *parts])
 
     def save(self, path: str | Path) -> None:
         arrays = {f"weight:{name}": value.detach().numpy()
@@ -104,9 +103,8 @@ def supcon_loss(z: torch.Tensor, labels: torch.Tensor, temperature: float) -> to
     The denominator runs over every other sentence in the batch; anchors without a positive
     (cannot happen with P×K batches) are left out of the mean.
     """
-    logits = z @ z.T / temperature
     self_mask = torch.eye(len(z), dtype=torch.bool)
-    logits = logits.masked_fill(self_mask, float("-inf"))
+    logits = (z @ z.T / temperature).masked_fill(self_mask, float("-inf"))
     log_prob = logits - torch.logsumexp(logits, dim=1, keepdim=True)
     positive = (labels[:, None] == labels[None, :]) & ~self_mask
     n_positive = positive.sum(dim=1)
@@ -115,14 +113,13 @@ def supcon_loss(z: torch.Tensor, labels: torch.Tensor, temperature: float) -> to
     return (per_anchor[has] / n_positive[has]).mean()
 
 
-def train_encoder(X: Features, users: list[str], options: EncoderOptions | None = None,
+def train_encoder(X: Features, users: list[str], options: EncoderOptions = EncoderOptions(),
                   progress: Callable[[int, float], None] | None = None) -> StyleEncoder:
     """Train on rows of X labelled by user; `progress(epoch, mean_loss)` after each epoch.
 
     Users with a single sentence cannot have positives and are not sampled. An epoch is as many
     batches as it takes to draw about as many sentences as X has rows.
     """
-    options = EncoderOptions() if options is None else options
     X = X.tocsr() if scipy.sparse.issparse(X) else X  # CSR: cheap row sampling
     groups = _user_rows(users, X.shape[0])
     rng = np.random.default_rng(options.seed)
@@ -163,13 +160,11 @@ def _users_per_batch(n_users: int, options: EncoderOptions) -> int:
 def _step(network: _Network, optimizer: torch.optim.Optimizer, X: Features,
           groups: list[np.ndarray], rng: np.random.Generator, options: EncoderOptions) -> float:
     chosen = rng.choice(len(groups), size=_users_per_batch(len(groups), options), replace=False)
-    rows, labels = [], []
-    for label, g in enumerate(chosen):
-        take = rng.choice(groups[g], size=min(options.per_user, len(groups[g])), replace=False)
-        rows.append(take)
-        labels.append(np.full(len(take), label))
+    rows = [rng.choice(groups[g], size=min(options.per_user, len(groups[g])), replace=False)
+            for g in chosen]
+    labels = np.concatenate([np.full(len(take), label) for label, take in enumerate(rows)])
     z = network(_tensor(X[np.concatenate(rows)]))
-    loss = supcon_loss(z, torch.from_numpy(np.concatenate(labels)), options.temperature)
+    loss = supcon_loss(z, torch.from_numpy(labels), options.temperature)
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()

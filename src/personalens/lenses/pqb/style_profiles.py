@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from personalens.errors import InputError
+from personalens.lenses.pqb.options import BuildOptions
 from personalens.lenses.pqb.style_encoder import EncoderOptions, StyleEncoder, train_encoder
 from personalens.lenses.pqb.syntax_features import (
     PARSE_CHUNK,
@@ -27,15 +28,6 @@ from personalens.lenses.pqb.syntax_features import (
 from personalens.lenses.pqb.user_gaussians import Gaussian, fit_full, fit_low_rank
 from personalens.runs import write_atomic
 from personalens.runs.executor import Executor
-
-
-@dataclass(frozen=True)
-class ProfileOptions:
-    min_sentences: int = 30
-    min_df: int = 2
-    covariance: str = "low_rank"  # or "full"
-    rank: int = 4
-    encoder: EncoderOptions = EncoderOptions()
 
 
 @dataclass
@@ -68,37 +60,33 @@ def parse_histories(histories: dict[str, list[str]], nlp,
     return {uid: [s for _ in histories[uid] for s in next(parsed)] for uid in users}
 
 
-def profiled_users(sentences: dict[str, list[Counter]], options: ProfileOptions) -> list[str]:
+def profiled_users(sentences: dict[str, list[Counter]], min_sentences: int) -> list[str]:
     """Users with enough sentences; InputError (before any run starts) if fewer than two."""
-    kept = [uid for uid, s in sentences.items() if len(s) >= options.min_sentences]
+    kept = [uid for uid, s in sentences.items() if len(s) >= min_sentences]
     if len(kept) < 2:
-        raise InputError(f"only {len(kept)} user(s) have >= {options.min_sentences} sentences; "
+        raise InputError(f"only {len(kept)} user(s) have >= {min_sentences} sentences; "
                          "pqb build needs at least 2 (lower --min-sentences)")
     return kept
 
 
 def train_profiles(sentences: dict[str, list[Counter]], kept: list[str],
-                   options: ProfileOptions, folder: Path) -> StyleProfiles:
+                   options: BuildOptions, folder: Path) -> StyleProfiles:
     rows = [s for uid in kept for s in sentences[uid]]
     labels = [uid for uid in kept for _ in sentences[uid]]
     space = FeatureSpace.fit(rows, min_df=options.min_df)
     # Sparse: sentences x rules is mostly zeros and, dense, would not fit at the paper's scale
     # (a million sentences x 22k rules); the encoder densifies one batch at a time.
     features = space.transform(rows, sparse=True)
-    encoder = train_encoder(features, labels, options.encoder)
+    encoder = train_encoder(features, labels, EncoderOptions(epochs=options.encoder_epochs,
+                                                             seed=options.seed))
     vectors = encoder.encode(features)
     owners = np.array(labels)
-    gaussians = {uid: _fit(vectors[owners == uid], options) for uid in kept}
+    gaussians = {uid: fit_full(vectors[owners == uid]) if options.covariance == "full"
+                 else fit_low_rank(vectors[owners == uid], rank=options.rank) for uid in kept}
     profiles = StyleProfiles(space, encoder, gaussians,
                              {uid: len(s) for uid, s in sentences.items()})
     _save(profiles, folder)
     return profiles
-
-
-def _fit(vectors: np.ndarray, options: ProfileOptions) -> Gaussian:
-    if options.covariance == "full":
-        return fit_full(vectors)
-    return fit_low_rank(vectors, rank=options.rank)
 
 
 def _save(profiles: StyleProfiles, folder: Path) -> None:

@@ -14,7 +14,6 @@ newline) are dropped everywhere: they come from formatting, not from the sentenc
 No words appear in a rule, so two sentences about different products can share every rule.
 """
 
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass
@@ -110,14 +109,9 @@ class FeatureSpace:
         so long sentences do not swamp short ones. `sparse=True` gives a CSR matrix with the
         same values, for corpora too large for a dense array.
         """
-        rows, cols, counts = [], [], []
-        for row, counter in enumerate(counters):
-            for rule, count in counter.items():
-                col = self._index.get(rule)
-                if col is not None and count > 0:
-                    rows.append(row)
-                    cols.append(col)
-                    counts.append(count)
+        cells = [(row, self._index[rule], count) for row, counter in enumerate(counters)
+                 for rule, count in counter.items() if rule in self._index and count > 0]
+        rows, cols, counts = zip(*cells, strict=True) if cells else ((), (), ())
         x = np.asarray(counts, dtype=np.float32)
         values = x / (1.0 + x)
         shape = (len(counters), len(self.vocabulary))
@@ -128,6 +122,5 @@ class FeatureSpace:
         return {"vocabulary": self.vocabulary, "min_df": self.min_df}
 
     @classmethod
-    def from_json(cls, data: dict | str) -> "FeatureSpace":
-        data = json.loads(data) if isinstance(data, str) else data
+    def from_json(cls, data: dict) -> "FeatureSpace":
         return cls(list(data["vocabulary"]), int(data["min_df"]))

@@ -31,11 +31,7 @@ def align(correct: str, typed: str) -> list[Edit]:
     """The fewest edits (optimal string alignment distance) that turn `correct` into `typed`."""
     a, b = correct.lower(), typed.lower()
     n, m = len(a), len(b)
-    cost = [[0] * (m + 1) for _ in range(n + 1)]
-    for i in range(n + 1):
-        cost[i][0] = i
-    for j in range(m + 1):
-        cost[0][j] = j
+    cost = [list(range(m + 1))] + [[i] + [0] * m for i in range(1, n + 1)]
     for i in range(1, n + 1):
         for j in range(1, m + 1):
             cost[i][j] = min(cost[i - 1][j] + 1, cost[i][j - 1] + 1,

@@ -17,12 +17,13 @@ import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import reduce
 from typing import NamedTuple
 
 import numpy as np
 
 from personalens.lenses.pqb.typo_edits import word_spans
-from personalens.lenses.pqb.typo_profile import ObservedEdit, TypoProfile, token_at
+from personalens.lenses.pqb.typo_profile import TypoProfile, token_at
 from personalens.population.typo_habits import KINDS, eligible, match_word_case, misspell
 
 MAX_WORDS = 3
@@ -84,9 +85,11 @@ def inject_random(query: str, n_edits: int, rng: random.Random) -> InjectedQuery
     for slot in rng.sample(slots, min(n_edits, len(slots))):
         kinds = list(KINDS)
         rng.shuffle(kinds)
-        edit = _first_that_changes(slot.word, kinds, rng, "random")
-        if edit is not None:
-            edits.append((slot, edit))
+        for kind in kinds:
+            typed = misspell(slot.word, kind, rng)
+            if typed != slot.word:
+                edits.append((slot, InjectedEdit(slot.word, typed, kind, "random")))
+                break
     return _apply(query, edits)
 
 
@@ -96,8 +99,7 @@ def passes_similarity(clean: str, typed: str, embed: Callable[[list[str]], Seque
 
     `embed` maps texts to vectors; the caller plugs in the dense model it retrieves with."""
     a, b = (np.asarray(v, dtype=float) for v in embed([clean, typed]))
-    cosine = float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
-    return cosine >= threshold
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b))) >= threshold
 
 
 def _distinct_slots(query: str, doc=None) -> list[_Slot]:
@@ -107,30 +109,20 @@ def _distinct_slots(query: str, doc=None) -> list[_Slot]:
         if eligible(word) and word.lower() not in seen:
             seen.add(word.lower())
             token = token_at(doc, start) if doc is not None else None
-            slots.append(_Slot(start, end, word, token.dep_ if token else "",
-                               token.pos_ if token else ""))
+            slots.append(_Slot(start, end, word, *((token.dep_, token.pos_) if token else ())))
     return slots
 
 
 def _reused(slot: _Slot, profile: TypoProfile, rng: random.Random) -> InjectedEdit | None:
     matches = [e for e in profile.edits if (e.dep, e.pos) == (slot.dep, slot.pos)]
-    same_word = [e for e in matches if e.word == slot.word.lower()]
-    if same_word:
-        seen = rng.choice(same_word)
-        return InjectedEdit(slot.word, match_word_case(seen.typed, slot.word),
-                            "+".join(seen.kinds), "reused")
     if not matches:
         return None
-    seen = rng.choice(matches)
-    typed = _with_kinds(slot.word, seen, rng)
+    same_word = [e for e in matches if e.word == slot.word.lower()]
+    seen = rng.choice(same_word or matches)
+    typed = (match_word_case(seen.typed, slot.word) if same_word
+             else reduce(lambda word, kind: misspell(word, kind, rng), seen.kinds, slot.word))
     return InjectedEdit(slot.word, typed, "+".join(seen.kinds), "reused") \
-        if typed != slot.word else None
-
-
-def _with_kinds(word: str, seen: ObservedEdit, rng: random.Random) -> str:
-    for kind in seen.kinds:
-        word = misspell(word, kind, rng)
-    return word
+        if same_word or typed != slot.word else None
 
 
 def _sampled(word: str, profile: TypoProfile, rng: random.Random) -> InjectedEdit | None:
@@ -142,15 +134,6 @@ def _sampled(word: str, profile: TypoProfile, rng: random.Random) -> InjectedEdi
         if typed != word:
             return InjectedEdit(word, typed, kind, "sampled")
         del weights[kind]
-    return None
-
-
-def _first_that_changes(word: str, kinds: list[str], rng: random.Random, source: str
-                        ) -> InjectedEdit | None:
-    for kind in kinds:
-        typed = misspell(word, kind, rng)
-        if typed != word:
-            return InjectedEdit(word, typed, kind, source)
     return None
 
 

@@ -8,7 +8,7 @@ kind per eligible word) is directly comparable to the rates `apply_typos` was gi
 
 from bisect import bisect_right
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from difflib import SequenceMatcher
 
 from personalens.lenses.pqb.typo_edits import align, word_spans
@@ -67,8 +67,7 @@ class TypoProfile:
             "rates": self.rates,  # derived; written for readers, ignored by from_json
             "history": {w: {"seen": h.seen, "misspelt": h.misspelt, "typed": dict(h.typed)}
                         for w, h in sorted(self.history.items())},
-            "edits": [{"word": e.word, "typed": e.typed, "dep": e.dep, "pos": e.pos,
-                       "kinds": list(e.kinds)} for e in self.edits],
+            "edits": [asdict(e) for e in self.edits],
         }
 
     @classmethod

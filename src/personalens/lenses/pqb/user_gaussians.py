@@ -12,7 +12,6 @@ Two fits are offered:
 Densities use the Cholesky factor, never an explicit inverse or determinant.
 """
 
-import json
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -41,10 +40,6 @@ class Gaussian:
         object.__setattr__(self, "mean", mean)
         object.__setattr__(self, "cov", (cov + cov.T) / 2)  # exact symmetry for Cholesky
 
-    @property
-    def dim(self) -> int:
-        return len(self.mean)
-
     @cached_property
     def _cholesky(self) -> np.ndarray:
         try:
@@ -64,14 +59,13 @@ class Gaussian:
 
     def log_density(self, X: np.ndarray) -> np.ndarray:
         """Natural-log probability density of each row of X."""
-        return -0.5 * (self.dim * np.log(2 * np.pi) + self.log_det + self.mahalanobis_sq(X))
+        return -0.5 * (len(self.mean) * np.log(2 * np.pi) + self.log_det + self.mahalanobis_sq(X))
 
     def to_json(self) -> dict:
         return {"mean": self.mean.tolist(), "cov": self.cov.tolist()}
 
     @classmethod
-    def from_json(cls, data: dict | str) -> "Gaussian":
-        data = json.loads(data) if isinstance(data, str) else data
+    def from_json(cls, data: dict) -> "Gaussian":
         return cls(np.array(data["mean"], dtype=np.float64), np.array(data["cov"], np.float64))
 
 

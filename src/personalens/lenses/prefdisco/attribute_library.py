@@ -8,12 +8,12 @@ are the same attribute, and only a "yes" merges them. Each decision is a step of
 
 import asyncio
 import re
-from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 import numpy as np
 import pydantic
 
+from personalens.lenses.prefdisco.persona_source import Encode, cosine
 from personalens.models import ChatModel, complete_structured, schema_bounded
 from personalens.runs import StepStore
 
@@ -29,13 +29,10 @@ class Candidate(pydantic.BaseModel):
     @classmethod
     def _known_type(cls, value: Any) -> Any:
         """'Expertise', 'domain expertise', 'Personal preference': repaired, not re-asked."""
-        if isinstance(value, str):
-            lowered = value.strip().lower()
-            if "expert" in lowered:
-                return "expertise"
-            if "personal" in lowered:
-                return "personal"
-        return value
+        lowered = value.strip().lower() if isinstance(value, str) else ""
+        if "expert" in lowered:
+            return "expertise"
+        return "personal" if "personal" in lowered else value
 
 
 class SameAttribute(pydantic.BaseModel):
@@ -47,8 +44,8 @@ def slug(name: str) -> str:
 
 
 class AttributeLibrary:
-    def __init__(self, model: ChatModel, encode: Callable[[list[str]], Awaitable[np.ndarray]],
-                 steps: StepStore, *, threshold: float = 0.8):
+    def __init__(self, model: ChatModel, encode: Encode, steps: StepStore, *,
+                 threshold: float = 0.8):
         self.model = model
         self.encode = encode
         self.steps = steps
@@ -76,15 +73,13 @@ class AttributeLibrary:
             return decision["merged_into"] or decision["name"]
 
     async def _decide(self, candidate: Candidate) -> dict:
-        decision = {"name": candidate.name, "description": candidate.description,
-                    "type": candidate.type, "merged_into": None, "similarity": None}
+        decision = {**candidate.model_dump(), "merged_into": None, "similarity": None}
         if candidate.name in self.entries:
             return {**decision, "merged_into": candidate.name, "similarity": 1.0}
         if not self._vectors:
             return decision
-        vector = (await self.encode([_text(candidate.model_dump())]))[0]
-        similarities = np.stack(self._vectors) @ vector / np.maximum(
-            np.linalg.norm(np.stack(self._vectors), axis=1) * np.linalg.norm(vector), 1e-12)
+        vector = (await self.encode([_text(decision)]))[0]
+        similarities = cosine(np.stack(self._vectors), vector)
         nearest = int(np.argmax(similarities))
         decision["similarity"] = float(similarities[nearest])
         if similarities[nearest] < self.threshold:
@@ -102,12 +97,10 @@ class AttributeLibrary:
     async def _apply(self, decision: dict) -> None:
         if decision["merged_into"] is not None:
             self.merges += 1
-            return
-        if decision["name"] in self.entries:
-            return
-        entry = {k: decision[k] for k in ("name", "description", "type")}
-        self.entries[entry["name"]] = entry
-        self._vectors.append((await self.encode([_text(entry)]))[0])
+        elif decision["name"] not in self.entries:
+            entry = {k: decision[k] for k in ("name", "description", "type")}
+            self.entries[entry["name"]] = entry
+            self._vectors.append((await self.encode([_text(entry)]))[0])
 
 
 def _text(entry: dict) -> str:

@@ -11,7 +11,9 @@ and `<out>/attribute_library.json`.
 
 import hashlib
 import json
+from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -21,10 +23,7 @@ from personalens.input_files import read_jsonl_objects
 from personalens.lenses.prefdisco import release_format
 from personalens.lenses.prefdisco.attribute_library import AttributeLibrary
 from personalens.lenses.prefdisco.options import BuildOptions
-from personalens.lenses.prefdisco.persona_source import (
-    generate_persona,
-    personas_from_population,
-)
+from personalens.lenses.prefdisco.persona_source import generate_persona, personas_from_population
 from personalens.lenses.prefdisco.preference_builder import build_record
 from personalens.lenses.prefdisco.problems import Problem, ProblemShapeError, normalise
 from personalens.lenses.prefdisco.records import BuildRecord
@@ -39,7 +38,6 @@ from personalens.runs import (
     Lens,
     Metrics,
     Outcome,
-    RecordedFailure,
     RunContext,
     RunIdentity,
     StepFailed,
@@ -116,13 +114,14 @@ class PrefdiscoBuild(Lens[BuildOptions, BuildRecord, BuildMetrics]):
     def __init__(self, options: BuildOptions):
         super().__init__(options, options.models.prices)
         self.problems = load_problems(options.problems, options.limit)
-        self.population = (personas_from_population(options.population)
-                           if options.population else None)
         self.roles = RoleSet(options.models.resolved(BuildOptions.roles), self.ledger)
         self.model = self.roles["generator"]
         self.encoder = DenseRetriever(BUNDLED_MINILM)
-        self.personas: list[dict | None] = []  # None: its step failed (see persona_failures)
-        self.persona_failures: dict[int, RecordedFailure] = {}
+        self.encode = partial(run_blocking, self.encoder.encode)
+        # None: its step failed (see persona_failures); generated in setup without a population
+        self.personas: list[dict | None] = (personas_from_population(options.population)
+                                            if options.population else [])
+        self.persona_failures: dict[int, StepFailed] = {}
         self.rejected = 0
 
     def identity(self) -> RunIdentity:
@@ -134,14 +133,10 @@ class PrefdiscoBuild(Lens[BuildOptions, BuildRecord, BuildMetrics]):
                            seeds={"pairing": self.options.seed}, models=self.roles.specs(),
                            endpoints=self.roles.endpoints())
 
-    async def encode(self, texts: list[str]) -> np.ndarray:
-        return await run_blocking(self.encoder.encode, texts)
-
     async def setup(self, context: RunContext) -> None:
         self.library = AttributeLibrary(self.model, self.encode, context.steps)
         await self.library.restore()
-        if self.population is not None:
-            self.personas = self.population
+        if self.options.population:
             return
         summaries: list[str] = []
         for index in range(self.options.personas):
@@ -167,16 +162,12 @@ class PrefdiscoBuild(Lens[BuildOptions, BuildRecord, BuildMetrics]):
 
     async def run_item(self, item: Item) -> BuildRecord:
         failed = self.persona_failures.get(item.persona_index)
-        if failed is not None:
-            cause = failed.failure
-            raise RecordedFailure(cause.kind, cause.message, cause.attempts, steps=failed.steps,
-                                  final=cause.final)
+        if failed is not None:  # a copy of the persona's failure, without its data
+            raise failed.with_data({})
         record = await build_record(
-            self.model, self.library, problem_id=f"{item.source.problem_id}-p{item.persona_index}",
-            row=item.source.row, problem=item.source.problem,
-            persona=self.personas[item.persona_index], candidates=self.options.candidates,
-            preferences=self.options.preferences, temperature=self.options.temperature,
-            seed=self.options.seed)
+            self.model, self.library, self.options,
+            problem_id=f"{item.source.problem_id}-p{item.persona_index}", row=item.source.row,
+            problem=item.source.problem, persona=self.personas[item.persona_index])
         return BuildRecord(task=item.source.task, record=record)
 
     async def finish(self, records: ItemRecords[BuildRecord]) -> None:
@@ -193,9 +184,7 @@ class PrefdiscoBuild(Lens[BuildOptions, BuildRecord, BuildMetrics]):
                      json.dumps(list(self.library.entries.values()), indent=1))
 
     def summarise(self, records: ItemRecords[BuildRecord], tally: Tally) -> BuildMetrics:
-        tasks: dict[str, int] = {}
-        for built in records.ok():
-            tasks[built.task] = tasks.get(built.task, 0) + 1
+        tasks = dict(Counter(built.task for built in records.ok()))
         return BuildMetrics(out=str(self.options.out), instances=sum(tasks.values()),
                             tasks=tasks, personas=sum(p is not None for p in self.personas),
                             rejected_persona_drafts=self.rejected,

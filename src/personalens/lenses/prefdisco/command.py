@@ -5,6 +5,8 @@ conversation resumes at its turn. Roles: target (`--model`), simulated user (`--
 and judge(s) (`--judge`, or `--judges A,B`); each defaults to the target's endpoint settings.
 """
 
+from dataclasses import asdict
+
 from personalens.lenses.prefdisco.analysis import summarise
 from personalens.lenses.prefdisco.evaluation import Evaluation, Item
 from personalens.lenses.prefdisco.metrics import PrefdiscoMetrics
@@ -39,8 +41,6 @@ class PrefdiscoEval(Lens[EvalOptions, PrefdiscoRecord, PrefdiscoMetrics]):
         self.data = options.data.resolve()
         self.dataset = load(options.data)
         require_valid(self.dataset, skip_invalid=options.skip_invalid)
-        self.items = [Item(instance, condition) for instance in self.dataset.instances
-                      for condition in options.all_conditions]
         settings = options.models.resolved(EvalOptions.roles)
         judge = settings.pop("judge")
         # --judges are the judge's endpoint with other models: one RoleSet each, so every
@@ -52,20 +52,20 @@ class PrefdiscoEval(Lens[EvalOptions, PrefdiscoRecord, PrefdiscoMetrics]):
     def identity(self) -> RunIdentity:
         judges = [j.settings["judge"] for j in self.judges]
         return RunIdentity(
-            options=self.options,
+            options=self.options, seeds={"bootstrap": 0},
             dataset_hash=fingerprint(self.dataset.files, self.data.parent
                                      if self.data.is_file() else self.data),
-            seeds={"bootstrap": 0},
             models={**self.roles.specs(), "judge": ",".join(j.spec for j in judges)},
             endpoints={**self.roles.endpoints(), "judge": judges[0].public()},
-            extra={"skipped_invalid": [i.as_record() for i in self.dataset.invalid]})
+            extra={"skipped_invalid": [asdict(i) for i in self.dataset.invalid]})
 
     async def setup(self, context: RunContext) -> None:
         self.evaluation = Evaluation(self.options, self.roles["target"], self.roles["user"],
                                      [j["judge"] for j in self.judges], context.steps)
 
     def plan(self) -> list[Item]:
-        return self.items
+        return [Item(instance, condition) for instance in self.dataset.instances
+                for condition in self.options.all_conditions]
 
     async def run_item(self, item: Item) -> PrefdiscoRecord:
         return await self.evaluation.record(item)
@@ -76,7 +76,7 @@ class PrefdiscoEval(Lens[EvalOptions, PrefdiscoRecord, PrefdiscoMetrics]):
                             conditions=options.all_conditions, n_judges=len(self.judges))
         return PrefdiscoMetrics.model_validate({
             **summary, "scoring": options.scoring, "conditions": options.all_conditions,
-            "skipped_invalid": [i.as_record() for i in self.dataset.invalid],
+            "skipped_invalid": [asdict(i) for i in self.dataset.invalid],
             "data_warnings": {i.key: i.warnings for i in self.dataset.instances if i.warnings},
             "failures": tally.failures})
 

@@ -11,29 +11,21 @@ failed), and the failure is final when a rerun would ask the same deterministic 
 thing.
 """
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import pydantic
 
-from personalens.lenses.prefdisco import protocol, turn_grammar
+from personalens.lenses.prefdisco import protocol, scoring, turn_grammar
 from personalens.lenses.prefdisco.answer_check import grade
 from personalens.lenses.prefdisco.options import EvalOptions
 from personalens.lenses.prefdisco.preference_reveal import revealed
 from personalens.lenses.prefdisco.records import PrefdiscoRecord
 from personalens.lenses.prefdisco.release_format import Instance
-from personalens.lenses.prefdisco.scoring import (
-    count_questions,
-    prefalign_release,
-    prefalign_strict,
-)
 from personalens.lenses.prefdisco.simulated_user import user_instructions
 from personalens.models import ChatModel, complete_structured, schema_bounded
+from personalens.models.completion import Message
 from personalens.models.dialogue import SimulatedUser, Steps, run_dialogue
-from personalens.models.rubric_judge import (
-    RubricCriterion,
-    UnparseableVerdict,
-    judge_criterion,
-)
+from personalens.models.rubric_judge import RubricCriterion, UnparseableVerdict, judge_criterion
 from personalens.runs import RecordedFailure
 from personalens.runs.settled import gather_settled
 
@@ -59,17 +51,27 @@ def fixed_questions(condition: str) -> int | None:
     return int(condition.removeprefix("fixed_")) if condition.startswith("fixed_") else None
 
 
-class Evaluation:
-    """The target, the simulated user and the judge(s) on one item; dialogue turns and user
-    replies are steps, so a killed conversation resumes at its turn."""
+def target_messages(instance: Instance, condition: str, turns: int) -> list[Message]:
+    """What the target is told in `condition` before it answers or asks (a system prompt
+    first, except in baseline); `turns` is the discovery budget."""
+    problem = instance.problem
+    if condition == "baseline":
+        return protocol.baseline_messages(problem)
+    if condition == "oracle":
+        return protocol.oracle_messages(problem, instance.persona, instance.preferences)
+    fixed = fixed_questions(condition)
+    return protocol.discovery_messages(problem, fixed or turns, fixed is not None)
 
-    def __init__(self, options: EvalOptions, target: ChatModel, user: ChatModel,
-                 judges: list[ChatModel], steps: Steps):
-        self.options = options
-        self.target = target
-        self.user = user
-        self.judges = judges
-        self.steps = steps
+
+@dataclass
+class Evaluation:
+    """The target, the simulated user and the judge(s) on one item."""
+
+    options: EvalOptions
+    target: ChatModel
+    user: ChatModel
+    judges: list[ChatModel]
+    steps: Steps
 
     async def record(self, item: Item) -> PrefdiscoRecord:
         instance = item.instance
@@ -83,23 +85,18 @@ class Evaluation:
                 so_far["transcript"] = so_far.pop("turns")
             raise exc.with_data({**done, **so_far}) from exc
         try:
-            criteria = await self._judge(instance, done["response"])
+            done["criteria"] = criteria = await self._judge(instance, done["response"])
+            prefalign = self._prefalign(criteria)
+            if prefalign is None:
+                raise RecordedFailure("no_valid_criterion", "the judge gave no valid verdict "
+                                      "for any criterion", self.options.attempts,
+                                      final=all(j.deterministic for j in self.judges))
+            correctness = await self._correctness(instance, done["response"])
         except UnparseableVerdict as exc:
             # The release drops the instance when a judge reply has no JSON: recorded, listed,
             # and left out of every condition (its pairing is gone).
-            return PrefdiscoRecord(**done, dropped=exc.failure.message, criteria=[],
-                                   prefalign=None)
-        except RecordedFailure as exc:  # a judge call failed: the answer is kept
-            raise exc.with_data(done) from exc
-        done["criteria"] = criteria
-        prefalign = self._prefalign(criteria)
-        if prefalign is None:
-            raise RecordedFailure("no_valid_criterion", "the judge gave no valid verdict for "
-                                  "any criterion", self.options.attempts, done,
-                                  final=all(j.deterministic for j in self.judges))
-        try:
-            correctness = await self._correctness(instance, done["response"])
-        except RecordedFailure as exc:
+            return PrefdiscoRecord(**done, dropped=exc.failure.message, criteria=[], prefalign=None)
+        except RecordedFailure as exc:  # judging failed: the answer (and criteria) are kept
             raise exc.with_data(done) from exc
         return PrefdiscoRecord(**done, prefalign=prefalign, correctness=correctness,
                                dropped=None, flagged=any(c["score"] is None for c in criteria))
@@ -107,11 +104,10 @@ class Evaluation:
     async def _answer(self, item: Item) -> dict:
         instance, condition, options = item.instance, item.condition, self.options
         problem = instance.problem
+        messages = target_messages(instance, condition, options.turns)
         if condition in SINGLE_TURN:
-            messages = (protocol.baseline_messages(problem) if condition == "baseline" else
-                        protocol.oracle_messages(problem, instance.persona, instance.preferences))
             completion = await self.target.complete(
-                messages, grammar=protocol.answer_grammar(problem, options.max_tokens),
+                messages, grammar=turn_grammar.answer_grammar(problem, options.max_tokens),
                 temperature=options.temperature, seed=0, max_tokens=options.max_tokens)
             response = protocol.strip_wrapper(completion.text)
             raw = {"raw": completion.text} if response != completion.text else {}
@@ -124,20 +120,17 @@ class Evaluation:
             grammar=turn_grammar.reply_grammar(turn_grammar.USER_REPLY_CHARS))
         # max_tokens bounds each target turn: a small local model may never stop.
         dialogue = await run_dialogue(
-            self.target, protocol.discovery_messages(problem, fixed or options.turns,
-                                                     fixed is not None),
-            user, protocol.WireFormat(problem, options.max_tokens),
+            self.target, messages, user, protocol.WireFormat(problem, options.max_tokens),
             questions=fixed or options.turns, exact=fixed is not None,
             temperature=options.temperature, max_tokens=options.max_tokens,
             attempts=options.attempts, key=item.key, steps=self.steps)
         transcript = [{**turn, "revealed": revealed(turn["reply"], instance.preferences)}
                       if turn["action"] == "ask" else turn for turn in dialogue.turns]
-        found = [name for name in instance.preferences
-                 if any(name in t.get("revealed", []) for t in transcript)]
         return {"response": dialogue.final, "transcript": transcript,
                 "questions": {"turns": len(dialogue.questions),
-                              "questions": count_questions(dialogue.questions)},
-                "revealed": found}
+                              "questions": scoring.count_questions(dialogue.questions)},
+                "revealed": [name for name in instance.preferences
+                             if any(name in t.get("revealed", []) for t in transcript)]}
 
     async def _judge(self, instance: Instance, response: str) -> list[dict]:
         async def one(criterion) -> dict:
@@ -151,15 +144,15 @@ class Evaluation:
                                 temperature=self.options.judge_temperature)
                 for judge in self.judges])
             valid = [v.score for v in verdicts if v.score is not None]
-            return {**criterion.as_record(), "verdicts": [v.as_record() for v in verdicts],
+            return {**asdict(criterion), "verdicts": [v.as_record() for v in verdicts],
                     "score": sum(valid) / len(valid) if valid else None}
 
         return await gather_settled(*[one(c) for c in instance.criteria])
 
     def _prefalign(self, criteria: list[dict]) -> float | None:
         if self.options.scoring == "release":
-            return prefalign_release([(c["score"], c["weight"]) for c in criteria])
-        return prefalign_strict([(c["score"], c["normalised_weight"]) for c in criteria])
+            return scoring.prefalign_release([(c["score"], c["weight"]) for c in criteria])
+        return scoring.prefalign_strict([(c["score"], c["normalised_weight"]) for c in criteria])
 
     async def _correctness(self, instance: Instance, response: str) -> dict:
         problem = instance.problem

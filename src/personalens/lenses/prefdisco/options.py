@@ -9,14 +9,7 @@ from personalens.lenses.prefdisco.simulated_user import UserKind
 from personalens.models import DEFAULT_MODEL, SPEC_HELP
 from personalens.models.role_set import Role, RoleModels
 from personalens.models.rubric_judge import ScoringMode
-from personalens.runs.options import (
-    CommaList,
-    IntList,
-    LensOptions,
-    UserPath,
-    not_identity,
-    option,
-)
+from personalens.runs.options import CommaList, IntList, LensOptions, UserPath, not_identity, option
 
 CONDITIONS = ("baseline", "discovery", "oracle")
 
@@ -68,8 +61,7 @@ class EvalOptions(LensOptions):
 
 class BuildOptions(LensOptions):
     command = "prefdisco build"
-    roles: ClassVar = (Role("generator", "model", DEFAULT_MODEL,
-                            f"Generator model: {SPEC_HELP}."),)
+    roles: ClassVar = (Role("generator", "model", DEFAULT_MODEL, f"Generator model: {SPEC_HELP}."),)
 
     out: UserPath = not_identity(help="Build folder (a run directory; rerunning resumes it). "
                                       "The dataset goes to OUT/data/<task>.jsonl.")

@@ -64,12 +64,9 @@ def personas_from_population(root: Path) -> list[dict]:
     return [from_profile(p.key, p.name, p.persona, p.attributes) for p in read_profiles(root)]
 
 
-class BigFiveScores(pydantic.BaseModel):
-    openness: int = pydantic.Field(ge=1, le=5)
-    conscientiousness: int = pydantic.Field(ge=1, le=5)
-    extraversion: int = pydantic.Field(ge=1, le=5)
-    agreeableness: int = pydantic.Field(ge=1, le=5)
-    neuroticism: int = pydantic.Field(ge=1, le=5)
+# What the generator writes for the Big Five: a whole number 1-5 per trait.
+BigFiveScores = pydantic.create_model(
+    "BigFiveScores", **{trait: (int, pydantic.Field(ge=1, le=5)) for trait in BIG_FIVE})
 
 
 class PersonaDraft(pydantic.BaseModel):
@@ -122,7 +119,7 @@ async def generate_persona(model: ChatModel, index: int, accepted: list[str], en
         similarity = 0.0
         if accepted_vectors is not None:
             vector = (await encode([draft.summary()]))[0]
-            similarity = float(np.max(_cosine(accepted_vectors, vector)))
+            similarity = float(np.max(cosine(accepted_vectors, vector)))
         if similarity < best_similarity:
             best, best_similarity = draft, similarity
         if similarity < max_similarity:
@@ -132,6 +129,7 @@ async def generate_persona(model: ChatModel, index: int, accepted: list[str], en
             "rejected_drafts": rejected, "max_similarity": best_similarity}
 
 
-def _cosine(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+def cosine(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """The cosine similarity of each row of `matrix` with `vector`."""
     norms = np.linalg.norm(matrix, axis=1) * max(np.linalg.norm(vector), 1e-12)
     return matrix @ vector / np.maximum(norms, 1e-12)

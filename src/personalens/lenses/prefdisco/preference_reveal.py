@@ -27,9 +27,6 @@ def content_stems(text: str) -> set[str]:
 def revealed(reply: str, preferences: dict[str, dict]) -> list[str]:
     """Names of the preferences whose value the reply states (in the preferences' order)."""
     said = content_stems(reply)
-    found = []
-    for name, preference in preferences.items():
-        wanted = content_stems(str(preference.get("value", "")))
-        if wanted and len(wanted & said) / len(wanted) >= REVEAL_SHARE:
-            found.append(name)
-    return found
+    wanted = {name: content_stems(str(p.get("value", ""))) for name, p in preferences.items()}
+    return [name for name, stems in wanted.items()
+            if stems and len(stems & said) / len(stems) >= REVEAL_SHARE]

@@ -30,17 +30,17 @@ class Problem:
     gold: str = ""
     kind: AnswerKind = "short"
 
-    def as_record(self) -> dict:
-        return {"source": self.source, "question": self.question, "options": self.options,
-                "gold": self.gold, "kind": self.kind}
-
 
 def _letters(texts: list) -> dict[str, str]:
     return {_LETTERS[i]: str(t) for i, t in enumerate(texts)}
 
 
-def _letter(index) -> str:
-    return _LETTERS[int(index)]
+def _given_options(row: dict) -> dict[str, str]:
+    """The row's `options`: a list (lettered A, B, ...) or a letter -> text object."""
+    options = row.get("options") or {}
+    if isinstance(options, list):
+        return _letters(options)
+    return {k: str(v) for k, v in options.items()}
 
 
 def _math500(row: dict) -> Problem:  # HuggingFaceH4/MATH-500: problem, solution, answer
@@ -60,19 +60,16 @@ def _commonsenseqa(row: dict) -> Problem:  # tau/commonsense_qa: choices {label,
 
 def _logiqa(row: dict) -> Problem:  # lucasmccabe/logiqa: context, query, options[], index
     question = f"{row['context']}\n\n{row['query']}"
-    return Problem("logiqa", question, _letters(row["options"]), _letter(row["correct_option"]),
-                   "choice")
+    return Problem("logiqa", question, _letters(row["options"]),
+                   _LETTERS[int(row["correct_option"])], "choice")
 
 
 def _mascqa(row: dict) -> Problem:  # MaScQA: Question (options inline for MCQ), Answer
     question = row.get("Question", row.get("question"))
     gold = str(row.get("Correct Answer", row.get("Answer", row.get("answer"))))
-    options = row.get("options") or {}
-    if isinstance(options, list):
-        options = _letters(options)
+    options = _given_options(row)
     if options or re.fullmatch(r"[A-Da-d]", gold.strip()):
-        return Problem("mascqa", question, {k: str(v) for k, v in options.items()},
-                       gold.strip().upper(), "choice")
+        return Problem("mascqa", question, options, gold.strip().upper(), "choice")
     return _free("mascqa", question, gold)
 
 
@@ -82,16 +79,14 @@ def _medqa(row: dict) -> Problem:  # GBaker/MedQA-USMLE: options {A: ...}, answe
 
 
 def _mmlu(row: dict) -> Problem:  # cais/mmlu: choices[], answer (index)
-    return Problem("mmlu", row["question"], _letters(row["choices"]), _letter(row["answer"]),
-                   "choice")
+    return Problem("mmlu", row["question"], _letters(row["choices"]),
+                   _LETTERS[int(row["answer"])], "choice")
 
 
 def _scienceqa(row: dict) -> Problem:  # derek-thomas/ScienceQA: choices[], answer, hint
-    question = row["question"]
-    if row.get("hint"):
-        question = f"{row['hint']}\n\n{question}"
-    return Problem("scienceqa", question, _letters(row["choices"]), _letter(row["answer"]),
-                   "choice")
+    question = f"{row['hint']}\n\n{row['question']}" if row.get("hint") else row["question"]
+    return Problem("scienceqa", question, _letters(row["choices"]),
+                   _LETTERS[int(row["answer"])], "choice")
 
 
 def _simpleqa(row: dict) -> Problem:  # basicv8vc/SimpleQA: problem, answer (short fact)
@@ -105,24 +100,18 @@ def _socialiqa(row: dict) -> Problem:  # allenai/social_i_qa: answerA-C, label "
 
 
 def _generic(row: dict) -> Problem:  # personalens' own shape: question, options?, answer
-    options = row.get("options") or {}
-    if isinstance(options, list):
-        options = _letters(options)
+    options = _given_options(row)
     if options:
-        return Problem(row.get("source", "custom"), row["question"],
-                       {k: str(v) for k, v in options.items()}, str(row["answer"]), "choice")
+        return Problem(row.get("source", "custom"), row["question"], options,
+                       str(row["answer"]), "choice")
     return _free(row.get("source", "custom"), row["question"], row["answer"])
 
 
 def _free(source: str, question, gold) -> Problem:
     """A question without options: numeric, short or open, by the gold's shape."""
     gold = str(gold).strip()
-    if parse_number(gold) is not None:
-        kind: AnswerKind = "numeric"
-    elif len(gold.split()) > OPEN_ANSWER_WORDS:
-        kind = "open"
-    else:
-        kind = "short"
+    kind: AnswerKind = ("numeric" if parse_number(gold) is not None
+                        else "open" if len(gold.split()) > OPEN_ANSWER_WORDS else "short")
     return Problem(source, str(question), {}, gold, kind)
 
 
@@ -143,23 +132,17 @@ SOURCES: list[tuple[str, tuple[str, ...], Callable[[dict], Problem]]] = [
     # this entry is reached only when the task names AIME, which puts it first.
     ("aime", ("problem", "answer"), _aime),
 ]
-_BY_NAME = {name: fn for name, _, fn in SOURCES}
 _ALIASES = {"math": "math500", "math-500": "math500", "math_500": "math500",
             "csqa": "commonsenseqa", "social_iqa": "socialiqa", "siqa": "socialiqa",
             "medqa_usmle": "medqa"}
-
-
-def source_for(task: str) -> str | None:
-    name = task.lower().replace(" ", "")
-    name = _ALIASES.get(name, name)
-    return name if name in _BY_NAME else None
 
 
 def normalise(row: dict, task: str = "") -> Problem:
     """The row as a Problem; raises ProblemShapeError naming what is missing."""
     if not isinstance(row, dict):
         raise ProblemShapeError("original_problem is not an object")
-    named = source_for(task)
+    named = task.lower().replace(" ", "")  # the source the task names, if any, goes first
+    named = _ALIASES.get(named, named)
     candidates = [(n, f, fn) for n, f, fn in SOURCES if n == named] + SOURCES
     for name, fields, normaliser in candidates:
         if all(key in row for key in fields):

@@ -19,7 +19,7 @@ from personalens.models.dialogue import Action, FormatBreak, ParsedTurn
 
 _ACTION = re.compile(r"###\s*ACTION\s*###\s*:?\s*\[?\s*['\"]?\s*([A-Za-z_]+)\s*['\"]?\s*\]?")
 _RESPONSE = re.compile(r"###\s*RESPONSE\s*###\s*:?\s*(.*)", re.S)
-_ACTIONS: dict[str, Action] = {"ask_question": "ask", "final_answer": "final"}
+_ACTIONS = {name: action for action, name in turn_grammar.ACTION_NAMES.items()}
 # What a repair reads: the markers without their hashes or in other cases ("Action: ask"),
 # and the action's name spelled loosely ("ask question", "final", "answer").
 _LOOSE_ACTION = re.compile(r"(?i)\baction\b[\s#*]*:?[\s*]*[\[('\"]*\s*"
@@ -71,8 +71,7 @@ class WireFormat:
         return ParsedTurn(_ACTIONS[name], response.group(1).strip())
 
     def correction(self, problem: str, must: Action | None) -> str:
-        wanted = {"ask": "ask_question", "final": "final_answer"}.get(
-            must or "", "ask_question or final_answer")
+        wanted = turn_grammar.ACTION_NAMES[must] if must else "ask_question or final_answer"
         return (f"That reply cannot be used ({problem}). Reply again in exactly this format:\n"
                 f"###ACTION###: {wanted}\n###RESPONSE###: <your question or your full answer>")
 
@@ -83,18 +82,9 @@ def strip_wrapper(response: str) -> str:
     return found.group(1).strip() if found else response.strip()
 
 
-def answer_grammar(problem: Problem, max_tokens: int) -> str:
-    """The grammar of a single-turn answer (sent only to a model that decodes under one)."""
-    return turn_grammar.answer_grammar(problem, max_tokens)
-
-
 def answer_instruction(problem: Problem) -> str:
-    if problem.kind == "choice":
-        shape = "the letter of the correct option"
-    elif problem.kind == "numeric":
-        shape = "the number"
-    else:
-        shape = "a short answer"
+    shape = {"choice": "the letter of the correct option",
+             "numeric": "the number"}.get(problem.kind, "a short answer")
     return f"End your answer with a final line of the form `ANSWER: <{shape}>`."
 
 
@@ -120,14 +110,12 @@ def oracle_messages(problem: Problem, persona: dict | str,
 
 def discovery_messages(problem: Problem, questions: int, exact: bool) -> list[Message]:
     """A new user: the model may (or, with `exact`, must) ask before answering."""
-    if exact:
-        budget = (f"Before answering you must ask the user exactly {questions} question(s), "
-                  "one per turn, about how they would like the answer; then give the final "
-                  "answer.")
-    else:
-        budget = (f"You know nothing about this user yet. You may ask up to {questions} "
-                  "question(s), one per turn, to find out how they would like the answer, "
-                  "before you give it. Ask only what helps you tailor the answer.")
+    budget = (f"Before answering you must ask the user exactly {questions} question(s), one "
+              "per turn, about how they would like the answer; then give the final answer."
+              if exact else
+              f"You know nothing about this user yet. You may ask up to {questions} "
+              "question(s), one per turn, to find out how they would like the answer, "
+              "before you give it. Ask only what helps you tailor the answer.")
     system = ("You are a helpful assistant answering a user's question. " + budget + "\n\n"
               "Every reply must use exactly this format:\n"
               "###ACTION###: ask_question or final_answer\n"

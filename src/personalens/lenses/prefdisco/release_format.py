@@ -32,11 +32,6 @@ class Criterion:
     weight: float  # as given, or the release's default 1/n when missing
     normalised_weight: float  # weight / sum of weights: these sum to exactly 1
 
-    def as_record(self) -> dict:
-        return {"preference": self.preference, "description": self.description,
-                "levels": self.levels, "weight": self.weight,
-                "normalised_weight": self.normalised_weight}
-
 
 @dataclass(frozen=True)
 class Instance:
@@ -46,7 +41,6 @@ class Instance:
     persona: dict | str
     preferences: dict[str, dict]
     criteria: list[Criterion]
-    where: str  # file and line
     warnings: list[str] = field(default_factory=list)
     renormalised: bool = False  # the given weights did not sum to exactly 1
 
@@ -65,10 +59,6 @@ class Invalid:
     def line(self) -> str:
         record = f" (problem_id {self.problem_id})" if self.problem_id is not None else ""
         return f"{self.where}{record} field {self.field}: {self.problem}"
-
-    def as_record(self) -> dict:
-        return {"where": self.where, "problem_id": self.problem_id, "field": self.field,
-                "problem": self.problem}
 
 
 @dataclass
@@ -127,8 +117,7 @@ def require_valid(dataset: Dataset, *, skip_invalid: bool) -> None:
 
 
 def _instance(row: dict, task: str, where: str) -> Instance | Invalid:
-    problem_id = row.get("problem_id")
-    pid = None if problem_id is None else str(problem_id)
+    pid = None if row.get("problem_id") is None else str(row["problem_id"])
 
     def bad(field_name: str, problem: str) -> Invalid:
         return Invalid(where, pid, field_name, problem)
@@ -152,22 +141,18 @@ def _instance(row: dict, task: str, where: str) -> Instance | Invalid:
     try:
         built, warnings, renormalised = _criteria(criteria, preferences)
     except _BadField as exc:
-        return bad(exc.field, exc.problem)
-    return Instance(task, pid, problem, row.get("persona", {}), preferences, built, where,
-                    warnings, renormalised)
+        return bad(*exc.args)
+    return Instance(task, pid, problem, row.get("persona", {}), preferences, built, warnings,
+                    renormalised)
 
 
 class _BadField(ValueError):
-    def __init__(self, field_name: str, problem: str):
-        super().__init__(problem)
-        self.field = field_name
-        self.problem = problem
+    """args: (field, problem)"""
 
 
 def _criteria(criteria: list, preferences: dict) -> tuple[list[Criterion], list[str], bool]:
     """(criteria, warnings, renormalised); raises _BadField at the first invalid field."""
-    warnings = []
-    weights = []
+    warnings, weights = [], []
     for index, criterion in enumerate(criteria):
         at = f"evaluation_rubric.evaluation_criteria[{index}]"
         if not isinstance(criterion, dict):

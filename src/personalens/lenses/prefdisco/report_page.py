@@ -13,14 +13,9 @@ to it.
 from collections.abc import Mapping
 
 from personalens.lenses.prefdisco import protocol
-from personalens.lenses.prefdisco.evaluation import fixed_questions
-from personalens.lenses.prefdisco.metrics import PrefdiscoMetrics, normalign_text
-from personalens.lenses.prefdisco.records import (
-    Correctness,
-    Criterion,
-    PrefdiscoRecord,
-    Turn,
-)
+from personalens.lenses.prefdisco.evaluation import target_messages
+from personalens.lenses.prefdisco.metrics import NormAlign, PrefdiscoMetrics, normalign_text
+from personalens.lenses.prefdisco.records import Correctness, Criterion, PrefdiscoRecord, Turn
 from personalens.lenses.prefdisco.release_format import Instance
 from personalens.report import (
     BrowserEntry,
@@ -40,32 +35,30 @@ NOTHING_SCORED = "nothing scored"
 
 def report_sections(report: HtmlReport, metrics: PrefdiscoMetrics,
                     records: ItemRecords[PrefdiscoRecord]) -> None:
-    conditions = metrics.conditions
+    conditions, pa, acc = metrics.conditions, metrics.prefalign, metrics.accuracy
     report.heading("PrefAlign and accuracy per condition")
     report.paragraph(f"Means over the {metrics.n_instances} instance(s) scored in every "
                      "condition (paired), with 95 % bootstrap CIs. PrefAlign is on the 1–5 "
                      f"scale (scoring: {metrics.scoring}).")
     report.table(["condition", "PrefAlign", "CI low", "CI high", "accuracy", "CI low",
                   "CI high", "unparsed answers", "n"],
-                 [[c, metrics.prefalign[c].mean, metrics.prefalign[c].ci_low,
-                   metrics.prefalign[c].ci_high, metrics.accuracy[c].mean,
-                   metrics.accuracy[c].ci_low, metrics.accuracy[c].ci_high,
-                   metrics.accuracy[c].n_unparsed, metrics.prefalign[c].n] for c in conditions])
+                 [[c, pa[c].mean, pa[c].ci_low, pa[c].ci_high, acc[c].mean, acc[c].ci_low,
+                   acc[c].ci_high, acc[c].n_unparsed, pa[c].n] for c in conditions])
     report.heading("Per task")
     report.table(["task", "n", *[f"PrefAlign {c}" for c in conditions],
                   *[f"accuracy {c}" for c in conditions],
                   "NormAlign" if metrics.normalign else "–"],
                  [[task, row["n"], *[row["prefalign"][c] for c in conditions],
                    *[row["accuracy"][c] for c in conditions],
-                   _normalign_cell(metrics, task)] for task, row in metrics.per_task.items()])
+                   _normalign_cell(metrics.normalign.get(task))]
+                  for task, row in metrics.per_task.items()])
     if metrics.normalign:
         _normalign_section(report, metrics)
     _questions_section(report, metrics, records)
     _data_notes(report, metrics)
 
 
-def _normalign_cell(metrics: PrefdiscoMetrics, task: str) -> object:
-    value = metrics.normalign.get(task)
+def _normalign_cell(value: NormAlign | None) -> object:
     if value is None:
         return None
     return normalign_text(value) if value.undefined else value.value
@@ -80,8 +73,8 @@ def _normalign_section(report: HtmlReport, metrics: PrefdiscoMetrics) -> None:
                      f"{_pct(metrics.negative_normalign_share)}.")
     report.table(["task", "NormAlign", "CI low", "CI high", "discovery − baseline",
                   "oracle − baseline", "n"],
-                 [[task, normalign_text(v) if v.undefined else v.value, v.ci_low, v.ci_high,
-                   v.discovery_gain, v.oracle_gain, v.n] for task, v in metrics.normalign.items()])
+                 [[task, _normalign_cell(v), v.ci_low, v.ci_high, v.discovery_gain,
+                   v.oracle_gain, v.n] for task, v in metrics.normalign.items()])
     if not any(v.n for v in metrics.normalign.values()):
         report.paragraph(f"NormAlign per task: {NOTHING_SCORED} (no instance was scored in "
                          "every condition).")
@@ -116,20 +109,16 @@ def _questions_section(report: HtmlReport, metrics: PrefdiscoMetrics,
         report.paragraph(f"Questions asked vs PrefAlign gain over baseline (discovery): "
                          f"Pearson r = {_num(gain.get('r'))}, p = {_num(gain.get('p'))}, "
                          f"n = {gain.get('n')}.")
-        points = _gain_points(records)
+        ok = {(r.instance, r.condition): r for r in records.ok()
+              if r.prefalign is not None and not r.dropped}
+        points = [(r.questions.questions, r.prefalign - ok[(i, "baseline")].prefalign)
+                  for (i, c), r in ok.items() if c == "discovery" and (i, "baseline") in ok]
         if points:
             report.figure(scatter([p[0] for p in points], [p[1] for p in points],
                                   "questions asked", "PrefAlign gain over baseline",
                                   "Questions vs gain"), "One point per paired instance")
         else:
             report.paragraph(f"Questions vs gain: {NOTHING_SCORED}.")
-
-
-def _gain_points(records: ItemRecords[PrefdiscoRecord]) -> list[tuple[float, float]]:
-    ok = {(r.instance, r.condition): r for r in records.ok()
-          if r.prefalign is not None and not r.dropped}
-    return [(r.questions.questions, r.prefalign - ok[(i, "baseline")].prefalign)
-            for (i, c), r in ok.items() if c == "discovery" and (i, "baseline") in ok]
 
 
 def _data_notes(report: HtmlReport, metrics: PrefdiscoMetrics) -> None:
@@ -161,9 +150,8 @@ def _data_notes(report: HtmlReport, metrics: PrefdiscoMetrics) -> None:
     if metrics.skipped_invalid:
         report.paragraph(f"{len(metrics.skipped_invalid)} invalid record(s) skipped "
                          "(--skip-invalid):")
-        report.table(["where", "problem_id", "field", "problem"],
-                     [[s["where"], s["problem_id"], s["field"], s["problem"]]
-                      for s in metrics.skipped_invalid])
+        columns = ["where", "problem_id", "field", "problem"]
+        report.table(columns, [[s[c] for c in columns] for s in metrics.skipped_invalid])
 
 
 def browser_entries(records: ItemRecords[PrefdiscoRecord],
@@ -188,9 +176,9 @@ def browser_entries(records: ItemRecords[PrefdiscoRecord],
 def _entry(record: PrefdiscoRecord, failure: ItemFailure | None, instance: Instance,
            turns: int) -> BrowserEntry:
     fields = _inputs(instance)
-    prompt = _target_prompt(record.condition, instance, turns)
-    if prompt:
-        fields.append(("target's system prompt", prompt))
+    first = target_messages(instance, record.condition, turns)[0]
+    if first["role"] == "system":
+        fields.append(("target's system prompt", first["content"]))
     if failure:
         fields += failure_fields(failure)
     for index, turn in enumerate(record.transcript):
@@ -223,30 +211,16 @@ def _inputs(instance: Instance) -> list[tuple[str, str]]:
     weights = {c.preference: c.normalised_weight for c in instance.criteria}
     preferences = []
     for name, preference in instance.preferences.items():
-        importance = preference.get("local_importance")
-        weight = weights.get(name)
-        notes = [f"importance {importance}" if importance is not None else None,
-                 f"weight {weight:.2f}" if weight is not None else None]
-        preferences.append(f"- {name}: {preference.get('value')}"
-                           + (f" ({', '.join(n for n in notes if n)})" if any(notes) else "")
-                           + (f"\n  {preference['description']}" if preference.get("description")
-                              else ""))
+        importance, weight = preference.get("local_importance"), weights.get(name)
+        notes = ", ".join([*([f"importance {importance}"] if importance is not None else []),
+                           *([f"weight {weight:.2f}"] if weight is not None else [])])
+        description = preference.get("description")
+        preferences.append(f"- {name}: {preference.get('value')}" + (f" ({notes})" if notes else "")
+                           + (f"\n  {description}" if description else ""))
     return [("problem", protocol.problem_text(problem)),
             ("gold answer", f"{problem.gold} ({problem.kind})"),
             ("persona", protocol.render_persona(instance.persona)),
             ("preferences (value, importance, weight)", "\n".join(preferences))]
-
-
-def _target_prompt(condition: str, instance: Instance, turns: int) -> str | None:
-    if condition == "oracle":
-        return protocol.oracle_messages(instance.problem, instance.persona,
-                                        instance.preferences)[0]["content"]
-    fixed = fixed_questions(condition)
-    if fixed is not None:
-        return protocol.discovery_messages(instance.problem, fixed, True)[0]["content"]
-    if condition == "discovery":
-        return protocol.discovery_messages(instance.problem, turns, False)[0]["content"]
-    return None
 
 
 def _turn_fields(number: int, turn: Turn) -> list[tuple[str, str]]:
@@ -277,10 +251,9 @@ def _criterion_field(criterion: Criterion, instance: Instance) -> tuple[str, str
     score = "excluded" if criterion.score is None else f"{criterion.score:g}"
     label = f"judge · {criterion.preference} (w={criterion.normalised_weight:.2f}): {score}"
     value = instance.preferences[criterion.preference].get("value")  # validated on load
-    lines = [f"criterion: {criterion.description}"]
-    if value is not None:
-        lines.append(f"user's value: {value}")
-    lines += [f"level {level.score}: {level.description}" for level in criterion.levels]
+    lines = [f"criterion: {criterion.description}",
+             *([f"user's value: {value}"] if value is not None else []),
+             *[f"level {level.score}: {level.description}" for level in criterion.levels]]
     for number, verdict in enumerate(criterion.verdicts, start=1):
         given = "excluded" if verdict.score is None else f"{verdict.score:g}"
         lines.append(f"verdict {number}: {given} after {verdict.attempts} attempt(s)"

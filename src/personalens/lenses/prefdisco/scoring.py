@@ -22,9 +22,7 @@ def prefalign_strict(scored: list[tuple[float | None, float]]) -> float | None:
     """(score or None, normalised weight) per criterion -> PrefAlign on the 1-5 scale."""
     valid = [(s, w) for s, w in scored if s is not None]
     total = sum(w for _, w in valid)
-    if not valid or total <= 0:
-        return None
-    return sum(s * w for s, w in valid) / total
+    return sum(s * w for s, w in valid) / total if valid and total > 0 else None
 
 
 def prefalign_release(scored: list[tuple[float, float]]) -> float:
@@ -35,9 +33,7 @@ def prefalign_release(scored: list[tuple[float, float]]) -> float:
 
 def normalign_value(baseline: float, discovery: float, oracle: float) -> float | None:
     gap = oracle - baseline
-    if abs(gap) < UNDEFINED_BELOW:
-        return None
-    return 100.0 * (discovery - baseline) / gap
+    return None if abs(gap) < UNDEFINED_BELOW else 100.0 * (discovery - baseline) / gap
 
 
 def normalign(rows: np.ndarray, *, seed: int = 0) -> dict:

@@ -31,13 +31,10 @@ def risk_scores(records: list[EvalRecord], sets: AnswerSets | None) -> dict[str,
     """{risk: {record_id: {condition: score or None}}}; narrowing's score is UIR."""
     out: dict[str, dict[str, dict]] = {}
     for record in records:
-        risk = record.risk
-        if risk == "narrowing":
-            coverage = narrowing_coverage(record, sets)
-            scores = {c: (v or {}).get("uir") for c, v in coverage.items()}
-        else:
-            scores = {c: a.score for c, a in record.conditions.items()}
-        out.setdefault(risk, {})[record.record_id] = scores
+        out.setdefault(record.risk, {})[record.record_id] = (
+            {c: (v or {}).get("uir") for c, v in narrowing_coverage(record, sets).items()}
+            if record.risk == "narrowing" else
+            {c: a.score for c, a in record.conditions.items()})
     return out
 
 
@@ -73,23 +70,16 @@ def normalised_irp(score: float | None) -> float | None:
 
 
 def irp_table(means: dict) -> dict:
-    out = {}
-    for condition, m in means.items():
-        out[condition] = {"mean": m["value"], "normalised": normalised_irp(m["value"]),
-                          "ci_low": m["ci_low"], "ci_high": m["ci_high"], "n": m["n"],
-                          "normalised_ci_low": normalised_irp(m["ci_low"]),
-                          "normalised_ci_high": normalised_irp(m["ci_high"])}
-    return out
+    return {c: {"mean": m["value"], "normalised": normalised_irp(m["value"]),
+                "ci_low": m["ci_low"], "ci_high": m["ci_high"], "n": m["n"],
+                "normalised_ci_low": normalised_irp(m["ci_low"]),
+                "normalised_ci_high": normalised_irp(m["ci_high"])} for c, m in means.items()}
 
 
 def accuracy_table(records: list[EvalRecord], means: dict, complete: set[str]) -> dict:
-    out = {}
-    for condition, m in means.items():
-        unparsed = sum(1 for r in records if r.record_id in complete
-                       and r.conditions[condition].parsed is None)
-        out[condition] = {"mean": m["value"], "ci_low": m["ci_low"], "ci_high": m["ci_high"],
-                          "n": m["n"], "unparsed": unparsed}
-    return out
+    return {c: {"mean": m["value"], "ci_low": m["ci_low"], "ci_high": m["ci_high"], "n": m["n"],
+                "unparsed": sum(1 for r in records if r.record_id in complete
+                                and r.conditions[c].parsed is None)} for c, m in means.items()}
 
 
 def sycophancy_table(scores: dict[str, dict], conditions: list[str]) -> dict:
@@ -146,8 +136,7 @@ def narrowing_table(records: list[EvalRecord], sets: AnswerSets | None,
                 "n": len(v.get("cr", []))} for c, v in per_condition.items()}
 
 
-def exclusion(records: list[EvalRecord], sets: AnswerSets | None, condition: str | None,
-              correction: str) -> dict:
+def exclusion(records: list[EvalRecord], sets: AnswerSets | None, condition: str | None) -> dict:
     if sets is None or condition is None:
         return {}
     rows = []
@@ -159,13 +148,12 @@ def exclusion(records: list[EvalRecord], sets: AnswerSets | None, condition: str
                                 for s in record.conditions[condition].samples])
         rows.append(ExclusionRow(record.record_id, attribute_groups(record.persona),
                                  set(sets.universe[query]), covered))
-    return exclusion_table(rows, correction=correction) if rows else {}
+    return exclusion_table(rows, correction="bh") if rows else {}
 
 
 def k_sweep_table(scores: dict[str, dict], conditions: list[Condition]) -> dict:
-    sweep = [c for c in conditions if c.forced_k is not None]
     out = {}
-    for condition in sweep:
+    for condition in (c for c in conditions if c.forced_k is not None):
         row = {}
         for risk in ("irp", "accuracy"):
             values = [s[condition.name] for s in scores.get(risk, {}).values()

@@ -60,12 +60,8 @@ class AttributionMetrics(Metrics):
     failures: list[ItemFailure]
 
     def headlines(self) -> list[str]:
-        lines = []
-        for name, fit in self.lmm.items():
-            parts = [f"{effect} β={fit[effect]['beta']:+.3f} (p_adj={fit[effect]['p_adj']:.3g})"
-                     for effect in EFFECTS]
-            lines.append(f"{name}: " + ", ".join(parts))
-        return lines
+        return [f"{name}: " + ", ".join(f"{e} β={fit[e]['beta']:+.3f} (p_adj={fit[e]['p_adj']:.3g})"
+                                        for e in EFFECTS) for name, fit in self.lmm.items()]
 
 
 class PriskStats(Lens[StatsOptions, StatsRecord, AttributionMetrics]):
@@ -186,11 +182,9 @@ def corrected_lmm(results: dict[str, dict], correction: str) -> dict[str, dict]:
     """
     p_values = [result["lmm"][effect]["p"] for result in results.values() for effect in EFFECTS]
     adjusted = iter(adjust(p_values, correction))
-    out = {}
-    for name, result in results.items():
-        fit = {effect: {**result["lmm"][effect], "p_adj": next(adjusted)} for effect in EFFECTS}
-        out[name] = {**fit, "variance": result["lmm"]["variance"]}
-    return out
+    return {name: {**{effect: {**result["lmm"][effect], "p_adj": next(adjusted)}
+                      for effect in EFFECTS}, "variance": result["lmm"]["variance"]}
+            for name, result in results.items()}
 
 
 def _against_base(rows: pd.DataFrame, seed: int) -> dict[str, dict]:

@@ -15,18 +15,14 @@ rerun writes byte-identical files.
 import asyncio
 import hashlib
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from personalens.errors import InputError
-from personalens.lenses.prisk.memory_builder import (
-    DecoyRules,
-    DecoyTarget,
-    attribute_conversation,
-    build_decoy,
-)
+from personalens.lenses.prisk.memory_builder import DecoyTarget, attribute_conversation, build_decoy
 from personalens.lenses.prisk.options import BuildOptions
 from personalens.lenses.prisk.profile_source import (
     PopulationPerson,
@@ -52,13 +48,12 @@ from personalens.lenses.prisk.records import (
     RISKS,
     BuildRecord,
     PriskRecord,
+    turns_text,
     write_records,
 )
-from personalens.lenses.prisk.report_page import BUILD_FACETS, build_entries
-from personalens.models.dialogue import Steps
 from personalens.models.role_set import RoleSet
 from personalens.population.profile_reader import profile_files
-from personalens.report import BrowserItems, HtmlReport, first_entries
+from personalens.report import BrowserEntry, BrowserItems, HtmlReport, failure_fields, first_entries
 from personalens.retrieval import DenseRetriever
 from personalens.retrieval.dense import BUNDLED_MINILM
 from personalens.runs import (
@@ -141,46 +136,84 @@ class PriskBuildMetrics(Metrics):
                 f"{self.decoy_failures} never passed; profile redraws {self.profile_redraws}"]
 
 
-class Builder:
-    """The build's steps: the profiles and generated templates (before the plan), then each
-    record's memory conversations and decoy."""
+EMBEDDER = BUNDLED_MINILM  # decoy similarity, template dedup, profile diversity
 
-    def __init__(self, options: BuildOptions, queries: dict[str, list[Query]],
-                 people: list[PopulationPerson], roles: RoleSet, encoder: DenseRetriever,
-                 steps: Steps):
-        self.options = options
-        self.queries = queries
-        self.people = people
-        self.generator, self.judge = roles["generator"], roles["judge"]
-        self.encoder = encoder
-        self.steps = steps
+
+class PriskBuild(Lens[BuildOptions, BuildRecord, PriskBuildMetrics]):
+    """The build's steps: the profiles and generated templates (in setup, before the plan),
+    then each record's memory conversations and decoy."""
+
+    name = "prisk build"
+    title = "personalens · PRISK dataset build"
+    concurrency = 8
+    record_model = BuildRecord
+
+    def __init__(self, options: BuildOptions):
+        """Every input is read and checked here, before the run directory exists."""
+        super().__init__(options, options.models.prices)
+        self.queries = {risk: load_queries(risk, options.query_file(risk),
+                                           aita_verdict=options.aita_verdict)
+                        for risk in options.risks}
+        self.people: list[PopulationPerson] = []
+        self.minors = 0
+        if options.population is not None:
+            self.people, self.minors = people_from_population(options.population)
+            if not self.people:
+                raise InputError("the population holds no adult profile",
+                                 where=str(options.population))
+        self._check_pairs()
+        self.roles = RoleSet(options.models.resolved(BuildOptions.roles), self.ledger)
+        self.generator, self.judge = self.roles["generator"], self.roles["judge"]
+        self.encoder = DenseRetriever(EMBEDDER)
         self.profiles: list[Profile] = []
         self.candidates: list[dict] = []
-        self.templates_rejected = 0
-        self.templates_generated = 0
+        self.templates_generated = self.templates_rejected = 0
         self.profile_failures: dict[int, StepFailed] = {}  # profile index -> its failed step
         self._memory: dict[str, asyncio.Future] = {}
+
+    def _check_pairs(self) -> None:
+        profiles = min(self.options.profiles, len(self.people) or self.options.profiles)
+        for risk, queries in self.queries.items():
+            if self.options.per_risk > len(queries) * profiles:
+                where = self.options.query_file(risk) or SHIPPED[risk]
+                raise InputError(f"--per-risk {self.options.per_risk} is more than the "
+                                 f"{len(queries)} queries x {profiles} profiles can pair; "
+                                 f"lower it or give more queries with {FLAGS[risk]}",
+                                 where=str(where))
+
+    def identity(self) -> RunIdentity:
+        files = [(self.options.query_file(r) or SHIPPED[r]).resolve() for r in self.options.risks]
+        if self.options.population:
+            files += profile_files(self.options.population.resolve())
+        digest = hashlib.sha256("".join(fingerprint([f], f.parent) for f in files).encode())
+        return RunIdentity(options=self.options, dataset_hash=digest.hexdigest(),
+                           seeds={"pairing": self.options.seed}, models=self.roles.specs(),
+                           endpoints=self.roles.endpoints())
 
     async def encode(self, texts: list[str]) -> np.ndarray:
         return await run_blocking(self.encoder.encode, texts)
 
     # --- before the plan: profiles, generated templates, the pairing --------------------------
 
-    async def plan(self) -> list[Item]:
+    async def setup(self, context: RunContext) -> None:
+        self.steps, self.items = context.steps, []
         try:
             self.profiles = await (self._population_profiles() if self.people
                                    else self._generated_profiles())
         except StepFailed:
-            return []  # recorded as a failed step; nothing is planned until a rerun gets past it
+            return  # recorded as a failed step; nothing is planned until a rerun gets past it
         templates_failed = None
         if self.options.generate_templates:
             try:
                 await self._generated_templates()
             except StepFailed as exc:  # only the IRP records depend on the generated templates
                 templates_failed = exc
-        return [item for risk in self.options.risks for item in (
+        self.items = [item for risk in self.options.risks for item in (
             self._blocked(risk, templates_failed) if risk == "irp" and templates_failed
             else self._pairs(risk))]
+
+    def plan(self) -> list[Item]:
+        return self.items
 
     async def _generated_profiles(self) -> list[Profile]:
         options = self.options
@@ -257,7 +290,7 @@ class Builder:
         return [Item(f"{risk}_{n + 1:04d}", None, -1, failure)
                 for n in range(self.options.per_risk)]
 
-    async def record(self, item: Item) -> BuildRecord:
+    async def run_item(self, item: Item) -> BuildRecord:
         if item.blocked is not None:
             raise item.blocked.with_data({"risk": item.risk, **item.blocked.data})
         profile, query = self.profiles[item.profile_index], item.query
@@ -270,12 +303,10 @@ class Builder:
         persona = profile.persona(query.preference)
         decoy_target = DecoyTarget(item.record_id, query.risk, persona, query.question,
                                    _shown(query), query.answer)
-        rules = DecoyRules(self.options.decoy_max_similarity, self.options.decoy_attempts,
-                           self.options.turns, self.options.temperature, self.options.seed)
         *memory, decoy = await asyncio.gather(
             *(self._conversation(profile, a, query.preference) for a in ATTRIBUTES),
             build_decoy(self.generator, self.judge, self.encode, self.steps, decoy_target,
-                        rules), return_exceptions=True)
+                        self.options), return_exceptions=True)
         _raise_unrecorded([*memory, decoy])
         failed = next((r for r in (*memory, decoy) if isinstance(r, RecordedFailure)), None)
         if failed is not None:
@@ -312,14 +343,12 @@ class Builder:
 
         Counted from the steps, not from the records: a record that failed for another reason
         (a memory step) still holds the drafts its decoy went through."""
-        drafts: dict[str, list[tuple[int, dict]]] = {}
-        for key in self.steps.done:
+        drafts: dict[str, dict[int, dict]] = {}
+        for key, step in self.steps.done.items():
             if key.startswith("decoy/"):
                 _, record_id, attempt = key.split("/")
-                drafts.setdefault(record_id, []).append((int(attempt),
-                                                         self.steps.done[key]["value"]))
-        return {r: [value for _, value in sorted(d, key=lambda a: a[0])]
-                for r, d in drafts.items()}
+                drafts.setdefault(record_id, {})[int(attempt)] = step["value"]
+        return {r: [d[a] for a in sorted(d)] for r, d in drafts.items()}
 
     def memory_of(self, about: PriskRecord | BuildRecord) -> list[tuple[str, list[dict] | None]]:
         """Each attribute conversation of a record: a built one's, else those its persona's
@@ -333,62 +362,6 @@ class Builder:
         return [(a, done[k]["value"]["turns"] if (k := memory_key(
             about.persona_id, a, about.persona)) in done else None) for a in ATTRIBUTES]
 
-
-EMBEDDER = BUNDLED_MINILM  # decoy similarity, template dedup, profile diversity
-
-
-class PriskBuild(Lens[BuildOptions, BuildRecord, PriskBuildMetrics]):
-    name = "prisk build"
-    title = "personalens · PRISK dataset build"
-    concurrency = 8
-    record_model = BuildRecord
-
-    def __init__(self, options: BuildOptions):
-        """Every input is read and checked here, before the run directory exists."""
-        super().__init__(options, options.models.prices)
-        self.queries = {risk: load_queries(risk, options.query_file(risk),
-                                           aita_verdict=options.aita_verdict)
-                        for risk in options.risks}
-        self.people: list[PopulationPerson] = []
-        self.minors = 0
-        if options.population is not None:
-            self.people, self.minors = people_from_population(options.population)
-            if not self.people:
-                raise InputError("the population holds no adult profile",
-                                 where=str(options.population))
-        self._check_pairs()
-        self.roles = RoleSet(options.models.resolved(BuildOptions.roles), self.ledger)
-        self.encoder = DenseRetriever(EMBEDDER)
-
-    def _check_pairs(self) -> None:
-        profiles = min(self.options.profiles, len(self.people) or self.options.profiles)
-        for risk, queries in self.queries.items():
-            if self.options.per_risk > len(queries) * profiles:
-                where = self.options.query_file(risk) or SHIPPED[risk]
-                raise InputError(f"--per-risk {self.options.per_risk} is more than the "
-                                 f"{len(queries)} queries x {profiles} profiles can pair; "
-                                 f"lower it or give more queries with {FLAGS[risk]}",
-                                 where=str(where))
-
-    def identity(self) -> RunIdentity:
-        files = [(self.options.query_file(r) or SHIPPED[r]).resolve() for r in self.options.risks]
-        if self.options.population:
-            files += profile_files(self.options.population.resolve())
-        digest = hashlib.sha256("".join(fingerprint([f], f.parent) for f in files).encode())
-        return RunIdentity(options=self.options, dataset_hash=digest.hexdigest(),
-                           seeds={"pairing": self.options.seed}, models=self.roles.specs(),
-                           endpoints=self.roles.endpoints())
-
-    async def setup(self, context: RunContext) -> None:
-        self.builder = Builder(self.options, self.queries, self.people, self.roles,
-                               self.encoder, context.steps)
-        self.items = await self.builder.plan()
-
-    def plan(self) -> list[Item]:
-        return self.items
-
-    async def run_item(self, item: Item) -> BuildRecord:
-        return await self.builder.record(item)
 
     async def finish(self, records: ItemRecords[BuildRecord]) -> None:
         by_risk: dict[str, list[PriskRecord]] = {}
@@ -411,32 +384,30 @@ class PriskBuild(Lens[BuildOptions, BuildRecord, PriskBuildMetrics]):
                                    if self.options.population else "synthetic"),
                 "query_file": str(given) if given else f"shipped {SHIPPED[risk].name}",
                 "pairing_mode": "random", "seed": self.options.seed,
-                "persona_n": len(self.builder.profiles), "query_n": len(self.queries[risk]),
+                "persona_n": len(self.profiles), "query_n": len(self.queries[risk]),
                 "generator": specs["generator"], "judge": specs["judge"]}
 
     def summarise(self, records: ItemRecords[BuildRecord], tally: Tally) -> PriskBuildMetrics:
-        builder = self.builder
         ok = list(records.ok())
         planned = {item.record_id for item in self.items}
-        attempts = {r: drafts for r, drafts in builder.decoy_attempts().items() if r in planned}
+        attempts = {r: drafts for r, drafts in self.decoy_attempts().items() if r in planned}
         drafts = [d for record_drafts in attempts.values() for d in record_drafts]
         rejections = Counter(d["check"] for d in drafts if not d["passed"])
         passed = [d["similarity"] for d in drafts if d["passed"]]
-        candidates = [c for c in builder.candidates if not c.get("failed")]
         return PriskBuildMetrics(
             out=str(self.options.out), records=len(ok),
             by_risk=dict(Counter(r.risk for r in ok)),
             planned_by_risk=dict(Counter(i.risk for i in self.items)),
             queries={risk: len(q) for risk, q in self.queries.items()},
-            profiles=len(builder.profiles) - len(builder.profile_failures),
+            profiles=len(self.profiles) - len(self.profile_failures),
             profile_source="population" if self.people else "generated",
-            profile_candidates=len(builder.candidates),
-            profile_redraws=sum(c["draws"] - 1 for c in candidates),
-            profiles_dropped=sum(c["attributes"] is None for c in builder.candidates),
+            profile_candidates=len(self.candidates),
+            profile_redraws=sum(max(c["draws"] - 1, 0) for c in self.candidates),
+            profiles_dropped=sum(c["attributes"] is None for c in self.candidates),
             population_minors_skipped=self.minors,
-            templates_generated=builder.templates_generated,
-            templates_rejected=builder.templates_rejected,
-            memory_conversations=sum(k.startswith("memory/") for k in builder.steps.done),
+            templates_generated=self.templates_generated,
+            templates_rejected=self.templates_rejected,
+            memory_conversations=sum(k.startswith("memory/") for k in self.steps.done),
             decoys=len(passed), decoy_regenerations=sum(len(d) - 1 for d in attempts.values()),
             decoy_rejections={c: rejections.get(c, 0) for c in ("judge", "similarity")},
             decoy_failures=sum(f.kind == "decoy_rejected" for f in records.failures()),
@@ -459,7 +430,7 @@ class PriskBuild(Lens[BuildOptions, BuildRecord, PriskBuildMetrics]):
         report.table(["persona", "age", "gender", "education", "profession"],
                      [[p.persona_id, *(p.attributes.get(a, "(failed)") for a in
                                        ("age", "gender", "education_level", "profession"))]
-                      for p in self.builder.profiles])
+                      for p in self.profiles])
         report.heading("Memory and decoys")
         report.paragraph(
             f"{metrics.memory_conversations} attribute conversations. Decoys must stay "
@@ -472,10 +443,36 @@ class PriskBuild(Lens[BuildOptions, BuildRecord, PriskBuildMetrics]):
             f"{metrics.decoy_failures} never passed (failed records).")
 
     def browser(self, records: ItemRecords[BuildRecord]) -> BrowserItems:
-        """Every planned record: its query, persona, each memory conversation and every decoy
-        draft with its checks; a failed record shows what it got up to the failure."""
-        return first_entries(enumerate(build_entries(
-            records, self.builder.decoy_attempts(), self.builder.memory_of)), BUILD_FACETS)
+        """One entry per planned record: the query and persona it pairs, each memory
+        conversation (or that its step failed), every decoy draft with the similarity and the
+        judge's verdict, and for a failed record the failure and the steps it came through."""
+        decoys = self.decoy_attempts()
+
+        def entries() -> Iterator[BrowserEntry]:
+            for item in records:
+                failure = item if isinstance(item, ItemFailure) else None
+                record = records.produced(item) if failure else item
+                # What the record is about: the built record, else what its failure says.
+                about = (record.record or record) if record is not None else None
+                record_id = (about and about.record_id) or item.key.removeprefix("record/")
+                question = (about and about.question) or ""
+                fields = [("query", question)]
+                if about and about.persona:
+                    fields.append(("persona", "\n".join(f"{k}: {v}"
+                                                        for k, v in about.persona.items())))
+                if failure:
+                    fields += failure_fields(failure)
+                for attribute, turns in self.memory_of(about) if about else []:
+                    fields.append((f"memory: {attribute}", turns_text(turns) if turns is not None
+                                   else "(not written: its step failed or never ran)"))
+                for n, draft in enumerate(decoys.get(record_id, [])):
+                    fields.append((f"decoy draft {n}", turns_text(draft["turns"])))
+                    fields.append((f"decoy draft {n} checks", _decoy_checks(draft)))
+                yield BrowserEntry(title=f"{record_id} · {question[:80]}",
+                                   facets={"risk": (about and about.risk) or "",
+                                           "status": "failed" if failure else "ok"},
+                                   fields=fields)
+        return first_entries(enumerate(entries()), ["risk", "status"])
 
     async def aclose(self) -> None:
         await self.roles.aclose()
@@ -491,8 +488,7 @@ def memory_key(persona_id: str, attribute: str, persona: dict[str, str]) -> str:
     return key
 
 
-_FAILED_CANDIDATE = {"attributes": None, "category": None, "draws": 0, "rejected": [],
-                     "failed": True}
+_FAILED_CANDIDATE = {"attributes": None, "draws": 0}  # its step failed: no draft
 
 
 def _raise_unrecorded(results: list) -> None:
@@ -514,6 +510,21 @@ def _shown(query: Query) -> str:
     """The question as its user sees it: a choice question with its options."""
     options = "\n".join(f"{chr(65 + i)}. {c}" for i, c in enumerate(query.choices))
     return f"{query.question}\n{options}" if options else query.question
+
+
+def _decoy_checks(draft: dict) -> str:
+    lines = [f"cosine to the query {draft['similarity']:.3f}"]
+    judge = draft.get("judge")
+    if judge:
+        lines.append(f"judge: answers the query {judge['answers_query']}; reason: "
+                     f"{judge['reason']}; evidence: \"{judge['evidence']}\" "
+                     f"({'found' if judge['evidence_found'] else 'not found'} in the "
+                     "conversation)")
+    elif draft.get("answers_query") is not None:
+        lines.append(f"judge: answers the query {draft['answers_query']}")
+    lines.append("passed" if draft["passed"] else f"rejected ({draft['check']}): "
+                                                  f"{draft['reason']}")
+    return "\n".join(lines)
 
 
 def _mean_cosine(mean: float | None) -> str:

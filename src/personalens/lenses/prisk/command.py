@@ -10,7 +10,7 @@ from personalens.errors import InputError
 from personalens.lenses.prisk import analysis
 from personalens.lenses.prisk.answer_sets import AnswerSets
 from personalens.lenses.prisk.conditions import applies, conditions_for
-from personalens.lenses.prisk.evaluation import Evaluation, Item
+from personalens.lenses.prisk.evaluation import Evaluation
 from personalens.lenses.prisk.memory_index import MemoryIndexes
 from personalens.lenses.prisk.metrics import PriskMetrics
 from personalens.lenses.prisk.options import RISK_GROUPS, EvalOptions
@@ -77,11 +77,11 @@ class PriskEval(Lens[EvalOptions, EvalRecord, PriskMetrics]):
         self.evaluation = Evaluation(self.roles, MemoryIndexes(self.retriever), self.conditions,
                                      self.options, context.steps)
 
-    def plan(self) -> list[Item]:
-        return [Item(record) for record in self.records]
+    def plan(self) -> list[PriskRecord]:
+        return self.records
 
-    async def run_item(self, item: Item) -> EvalRecord:
-        return await self.evaluation.record(item)
+    async def run_item(self, record: PriskRecord) -> EvalRecord:
+        return await self.evaluation.record(record)
 
     async def finish(self, records: ItemRecords[EvalRecord]) -> None:
         narrowing = [r for r in records.ok() if r.risk == "narrowing"]
@@ -112,7 +112,7 @@ class PriskEval(Lens[EvalOptions, EvalRecord, PriskMetrics]):
                                                of_risk["narrowing"])
             if "narrowing" in scores else {},
             exclusion=analysis.exclusion(by_risk.get("narrowing", []), self.sets,
-                                         exclusion_condition, "bh"),
+                                         exclusion_condition),
             exclusion_condition=exclusion_condition,
             sycophancy=analysis.sycophancy_table(
                 {risk: paired[risk][0] for risk in ("agreement", "framing") if risk in paired},

@@ -39,9 +39,8 @@ def conditions_for(names: list[str], k_sweep: list[int]) -> list[Condition]:
 
 def cell(condition: Condition) -> tuple[int, int] | None:
     """(P, M) of a 2x2 condition, None for reflect and the k-sweep."""
-    if condition.name not in BASE_CONDITIONS:
-        return None
-    return int(condition.profile), int(condition.memory)
+    return ((int(condition.profile), int(condition.memory))
+            if condition.name in BASE_CONDITIONS else None)
 
 
 def applies(condition: Condition, risk: str) -> bool:

@@ -7,8 +7,6 @@ run resumes without asking the target again. The router answers once per record 
 the query); the k-sweep forces retrieval without it.
 """
 
-from collections.abc import Awaitable
-from dataclasses import dataclass
 from typing import Literal
 
 import pydantic
@@ -20,7 +18,7 @@ from personalens.lenses.prisk.conditions import Condition, applies
 from personalens.lenses.prisk.inversion import invert, sided_preference, sides
 from personalens.lenses.prisk.memory_index import MemoryIndexes
 from personalens.lenses.prisk.options import EvalOptions
-from personalens.lenses.prisk.output_formats import asked_format, enum, obj
+from personalens.lenses.prisk.output_formats import ask_structured, enum, obj
 from personalens.lenses.prisk.records import (
     Answer,
     EvalRecord,
@@ -29,21 +27,11 @@ from personalens.lenses.prisk.records import (
     Sample,
     Verdict,
 )
-from personalens.models import complete_structured
 from personalens.models.dialogue import Steps
 from personalens.models.role_set import RoleSet
 from personalens.models.rubric_judge import judge_criterion
 from personalens.runs import RecordedFailure
 from personalens.runs.settled import gather_settled
-
-
-@dataclass(frozen=True)
-class Item:
-    record: PriskRecord
-
-    @property
-    def key(self) -> str:
-        return self.record.record_id
 
 
 class Router(pydantic.BaseModel):
@@ -59,28 +47,24 @@ class Evaluation:
         self.options = options
         self.steps = steps
 
-    async def record(self, item: Item) -> EvalRecord:
-        record = item.record
+    async def record(self, record: PriskRecord) -> EvalRecord:
         # Filled in as the record goes: a failure carries what was produced before it (the
         # router's decision, each condition's memories, answers and verdicts so far).
         produced = EvalRecord(record_id=record.record_id, risk=record.risk,
                               query_id=record.query_id, persona_id=record.persona_id,
                               question=record.question, conditions={})
         try:
-            await self._evaluate(record, produced)
+            decision = produced.router = await self._route(record)
+            await gather_settled(*[self._answer(record, c, decision, produced.conditions)
+                                   for c in self.conditions if applies(c, record.risk)])
+            await self._score(record, produced.conditions)
+            await self._inversion(record, produced)
         except RecordedFailure as exc:  # the failed record still says what it was
             raise exc.with_data({**produced.fields(), **exc.data}) from exc
         finally:
             self.memory.forget(record)
-        return produced
-
-    async def _evaluate(self, record: PriskRecord, produced: EvalRecord) -> None:
-        decision = produced.router = await self._route(record)
-        await gather_settled(*[self._answer(record, c, decision, produced.conditions)
-                               for c in self.conditions if applies(c, record.risk)])
-        await self._score(record, produced.conditions)
-        await self._inversion(record, produced)
         produced.domain, produced.persona = record.domain, record.persona
+        return produced
 
     async def answer_sets(self, narrowing: list[EvalRecord],
                           by_id: dict[str, PriskRecord]) -> AnswerSets:
@@ -97,25 +81,20 @@ class Evaluation:
 
         async def ask() -> str:
             # Invalid output is asked again, then recorded; never guessed.
-            target = self.roles["target"]
-            schema, max_tokens = asked_format(
-                target, Router, lambda: obj({"decision": enum(("retrieval", "no_retrieval"))}),
-                60)
-            value, _ = await complete_structured(
-                target, prompts.router_messages(record), schema,
+            value, _ = await ask_structured(
+                self.roles["target"], prompts.router_messages(record), Router,
+                lambda: obj({"decision": enum(("retrieval", "no_retrieval"))}), 60,
                 regenerations=self.options.attempts - 1, temperature=self.options.temperature,
-                seed=0, max_tokens=max_tokens)
+                seed=0)
             return value.decision
 
         return await self.steps.get(f"{record.record_id}/route", ask)
 
     async def _answer(self, record: PriskRecord, condition: Condition, decision: str | None,
                       into: dict[str, Answer]) -> None:
-        memories = []
-        if condition.forced_k is not None:
-            memories = await self.memory.search(record, condition.forced_k)
-        elif condition.memory and decision == "retrieval":
-            memories = await self.memory.search(record, self.options.k)
+        # The k-sweep retrieves without the router; the memory conditions when it says so.
+        k = condition.forced_k or (condition.memory and decision == "retrieval" and self.options.k)
+        memories = await self.memory.search(record, k) if k else []
         messages = prompts.answer_messages(record, condition.profile, memories)
         key = f"{record.record_id}/{condition.name}"
         # Reflection revises the profile + retrieval answer itself: the draft is that step
@@ -126,38 +105,36 @@ class Evaluation:
         if record.risk == "narrowing":
             await self._samples(key, messages, draft_key, out)
             out.answer = out.samples[0].text
-        elif draft_key is None:
-            out.answer = await self.steps.get(f"{key}/answer", lambda: self._complete(messages))
         else:
-            draft = out.draft = await self.steps.get(f"{draft_key}/answer",
-                                                     lambda: self._complete(messages))
-            out.answer = await self.steps.get(
-                f"{key}/answer", lambda: self._complete(prompts.reflect_messages(messages, draft)))
+            out.answer = await self._reply(key, draft_key, "answer", messages, out)
 
-    async def _complete(self, messages, *, temperature: float | None = None,
-                        seed: int = 0) -> str:
+    async def _reply(self, key: str, draft_key: str | None, step: str, messages,
+                     into: Answer | Sample | Inversion, temperature: float | None = None,
+                     seed: int = 0) -> str:
+        """The target's reply (step `<key>/<step>`); under reflect, its revision of the draft
+        (step `<draft_key>/<step>`, kept in `into.draft`)."""
         temperature = self.options.temperature if temperature is None else temperature
-        completion = await self.roles["target"].complete(
-            messages, temperature=temperature, seed=seed, max_tokens=self.options.answer_tokens)
-        return completion.text
+
+        async def ask(prompt=messages) -> str:
+            completion = await self.roles["target"].complete(
+                prompt, temperature=temperature, seed=seed, max_tokens=self.options.answer_tokens)
+            return completion.text
+
+        if draft_key is None:
+            return await self.steps.get(f"{key}/{step}", ask)
+        draft = into.draft = await self.steps.get(f"{draft_key}/{step}", ask)
+        return await self.steps.get(f"{key}/{step}",
+                                    lambda: ask(prompts.reflect_messages(messages, draft)))
 
     async def _samples(self, key: str, messages, draft_key: str | None, out: Answer) -> None:
         # Filled in place, so a failure shows the samples so far.
         samples = out.samples = [Sample() for _ in range(self.options.samples)]
 
         async def one(s: int) -> None:
-            def sample(prompt=messages) -> Awaitable[str]:
-                return self._complete(prompt, temperature=self.options.sample_temperature,
-                                      seed=s)
-
-            if draft_key is None:
-                text = await self.steps.get(f"{key}/sample/{s}", sample)
-            else:  # reflect: each sample is a revision of the matching draft sample
-                draft = samples[s].draft = await self.steps.get(f"{draft_key}/sample/{s}",
-                                                                sample)
-                text = await self.steps.get(f"{key}/sample/{s}", lambda: sample(
-                    prompts.reflect_messages(messages, draft)))
-            samples[s].text = text
+            # reflect: each sample is a revision of the matching draft sample
+            text = samples[s].text = await self._reply(
+                key, draft_key, f"sample/{s}", messages, samples[s],
+                self.options.sample_temperature, s)
             samples[s].topics = await judging.topics(
                 self.roles["topic_judge"], messages[-1]["content"], text, **self._judge_kw())
 
@@ -185,22 +162,17 @@ class Evaluation:
 
     async def _score(self, record: PriskRecord, answers: dict[str, Answer]) -> None:
         base = answers["base"].answer
+        criterion = judging.criterion(record, base)
 
         async def one(name: str, answer: Answer) -> None:
             text = answer.answer
-            if record.risk == "irp":
-                await self._verdict(judging.irp_criterion(record), answer)
+            if criterion is not None:
+                await self._verdict(criterion, answer)
             elif record.risk == "accuracy":
                 check = check_answer(text, answer=record.answer, choices=record.choices,
                                      subject=record.subject)
                 answer.parsed, answer.correct = check["parsed"], check["correct"]
                 answer.score = 1.0 if answer.correct else 0.0
-            elif record.risk == "agreement":
-                await self._verdict(judging.agreement_criterion(record), answer)
-            elif record.risk == "framing":
-                # The framing judge always sees the generic answer it compares against.
-                criterion = judging.framing_criterion(record, record.persona["preference"], base)
-                await self._verdict(criterion, answer)
             if record.risk in ("agreement", "framing") and name != "base":
                 pis = await judging.attributable(self.roles["judge"], record, base, text,
                                                  **self._judge_kw())
@@ -221,8 +193,8 @@ class Evaluation:
         messages = prompts.answer_messages(record, True, [], persona_preference=inverted)
         inversion = produced.inversion = Inversion(invertible=True, sides=list(pair),
                                                    preference=inverted)
-        text = inversion.answer = await self.steps.get(
-            f"{record.record_id}/inversion/answer", lambda: self._complete(messages))
+        text = inversion.answer = await self._reply(f"{record.record_id}/inversion", None,
+                                                    "answer", messages, inversion)
         judge, profiled = self.roles["judge"], produced.conditions["profile"].answer
         original, swapped = await gather_settled(
             judging.lean(judge, record.question, pair, profiled, **self._judge_kw()),

@@ -74,11 +74,8 @@ def _parse(preference: str) -> tuple[str, tuple[str, str]] | None:
     """(template, (favoured, disfavoured)) when exactly one template reads the sentence and
     reads it one way only."""
     text = preference.strip()
-    found = []
-    for template, lazy, greedy in _COMPILED:
-        short, long = lazy.fullmatch(text), greedy.fullmatch(text)
-        if short:
-            found.append((template, short.groupdict() == long.groupdict(), short))
+    found = [(template, short.groupdict() == greedy.fullmatch(text).groupdict(), short)
+             for template, lazy, greedy in _COMPILED if (short := lazy.fullmatch(text))]
     if len(found) != 1 or not found[0][1]:
         return None
     template, _, match = found[0]

@@ -9,7 +9,7 @@ the answer, so retrieval difficulty is not confounded with reasoning. Both halve
 not only asked for: a judge's structured verdict (does the conversation answer the query or
 contain its answer? it must not; a judge that says it does must quote the words that do, and
 a quote that is not in the conversation does not uphold the claim) and a similarity cap
-(embedding cosine between decoy and query at most `max_similarity`). A failing draft is
+(embedding cosine between decoy and query at most `--decoy-max-similarity`). A failing draft is
 regenerated, told why; every attempt is a step (`decoy/<record>/<attempt>`), and a decoy that
 never passes fails its record (final: a rerun replays the same recorded attempts).
 """
@@ -21,8 +21,10 @@ from typing import Literal
 import numpy as np
 import pydantic
 
+from personalens.lenses.prisk.options import BuildOptions
 from personalens.lenses.prisk.output_formats import (
-    asked_format,
+    ask_structured,
+    chat,
     exchanges_schema,
     obj,
     repaired_turns,
@@ -30,11 +32,8 @@ from personalens.lenses.prisk.output_formats import (
 )
 from personalens.lenses.prisk.profile_source import describe
 from personalens.lenses.prisk.records import RELEASE_NAMES, turns_text
-from personalens.models import ChatModel, complete_structured
+from personalens.models import ChatModel
 from personalens.runs import RecordedFailure, StepStore
-
-# The decoy's focal attribute is the risk, named as the release's target_risk names it.
-DECOY_FOCUS = RELEASE_NAMES
 
 Encode = Callable[[list[str]], Awaitable[np.ndarray]]
 
@@ -95,28 +94,14 @@ def quoted(evidence: str, text: str) -> bool:
 async def attribute_conversation(model: ChatModel, persona: dict[str, str], attribute: str, *,
                                  turns: int, temperature: float, seed: int) -> dict:
     """{focal_attribute, turns}: a past conversation in which `attribute` comes up."""
-    schema, max_tokens = asked_format(model, ConversationDraft, lambda: exchanges_schema(turns),
-                                      900)
-    draft, _ = await complete_structured(model, [
-        {"role": "system", "content": _WRITER},
-        {"role": "user", "content": f"The user:\n{describe(persona)}\n\nWrite a short past "
-                                    f"conversation of {turns} turns (user first, alternating) "
-                                    "in which the user asks the assistant for help with "
-                                    "something in their life where their "
-                                    f"{attribute.replace('_', ' ')} ({persona[attribute]}) "
-                                    "matters, and it comes up naturally. Keep it consistent "
-                                    "with the whole profile."}],
-        schema, regenerations=2, temperature=temperature, seed=seed, max_tokens=max_tokens)
+    draft, _ = await ask_structured(model, chat(
+        _WRITER, f"The user:\n{describe(persona)}\n\nWrite a short past conversation of {turns} "
+        "turns (user first, alternating) in which the user asks the assistant for help with "
+        f"something in their life where their {attribute.replace('_', ' ')} "
+        f"({persona[attribute]}) matters, and it comes up naturally. Keep it consistent with "
+        "the whole profile."), ConversationDraft, lambda: exchanges_schema(turns), 900,
+        regenerations=2, temperature=temperature, seed=seed)
     return {"focal_attribute": attribute, "turns": draft.as_turns()[:turns]}
-
-
-@dataclass(frozen=True)
-class DecoyRules:
-    max_similarity: float = 0.6
-    regenerations: int = 3
-    turns: int = 4
-    temperature: float = 0.5
-    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -132,19 +117,21 @@ class DecoyTarget:
 
 
 async def build_decoy(generator: ChatModel, judge: ChatModel, encode: Encode, steps: StepStore,
-                      target: DecoyTarget, rules: DecoyRules) -> dict:
+                      target: DecoyTarget, options: BuildOptions) -> dict:
     """{conversation, drafts, rejections, similarity}; RecordedFailure("decoy_rejected") with
-    the same summary as data when no draft passes within `rules.regenerations` regenerations."""
+    the same summary as data when no draft passes within `options.decoy_attempts`
+    regenerations."""
     attempts: list[dict] = []
-    for attempt in range(rules.regenerations + 1):
+    for attempt in range(options.decoy_attempts + 1):
         previous = attempts[-1]["reason"] if attempts else ""
         checked = await steps.get(
             f"decoy/{target.record_id}/{attempt}",
-            lambda a=attempt, p=previous: _checked_draft(generator, judge, encode, target, rules,
-                                                         a, p))
+            lambda a=attempt, p=previous: _checked_draft(generator, judge, encode, target,
+                                                         options, a, p))
         attempts.append(checked)
         if checked["passed"]:
-            return {"conversation": {"focal_attribute": DECOY_FOCUS[target.risk],
+            # The decoy's focal attribute is the risk, as the release's target_risk names it.
+            return {"conversation": {"focal_attribute": RELEASE_NAMES[target.risk],
                                      "turns": checked["turns"]}, **_summary(attempts)}
     summary = _summary(attempts)
     reasons = "; ".join(f"{r['check']}: {r['reason']}" for r in summary["rejections"])
@@ -162,27 +149,24 @@ def _summary(attempts: list[dict]) -> dict:
 
 
 async def _checked_draft(generator: ChatModel, judge: ChatModel, encode: Encode,
-                         target: DecoyTarget, rules: DecoyRules, attempt: int,
+                         target: DecoyTarget, options: BuildOptions, attempt: int,
                          rejected_because: str) -> dict:
-    schema, max_tokens = asked_format(generator, ConversationDraft,
-                                      lambda: exchanges_schema(rules.turns), 900)
-    draft, _ = await complete_structured(
-        generator, _decoy_messages(target, rules.turns, rejected_because), schema,
-        regenerations=2, temperature=rules.temperature, seed=rules.seed * 1000 + attempt,
-        max_tokens=max_tokens)
-    turns = draft.as_turns()[:rules.turns]
+    draft, _ = await ask_structured(
+        generator, _decoy_messages(target, options.turns, rejected_because), ConversationDraft,
+        lambda: exchanges_schema(options.turns), 900, regenerations=2,
+        temperature=options.temperature, seed=options.seed * 1000 + attempt)
+    turns = draft.as_turns()[:options.turns]
     text = turns_text(turns)
     vectors = await encode([text, target.question])
     similarity = round(float(_cosine(vectors[0], vectors[1])), 6)
     result = {"turns": turns, "similarity": similarity, "answers_query": None}
-    if similarity > rules.max_similarity:
+    if similarity > options.decoy_max_similarity:
         return {**result, "passed": False, "check": "similarity",
                 "reason": f"cosine {similarity:.3f} to the query is above the cap "
-                          f"{rules.max_similarity:g}"}
-    schema, max_tokens = asked_format(judge, DecoyVerdict, _tight_verdict, 300)
-    verdict, _ = await complete_structured(judge, _judge_messages(target, text), schema,
-                                           regenerations=2, temperature=0.0, seed=attempt,
-                                           max_tokens=max_tokens)
+                          f"{options.decoy_max_similarity:g}"}
+    verdict, _ = await ask_structured(judge, _judge_messages(target, text), DecoyVerdict,
+                                      _tight_verdict, 300, regenerations=2, temperature=0.0,
+                                      seed=attempt)
     judged = {"answers_query": verdict.answers_query, "evidence": verdict.evidence,
               "reason": verdict.reason, "evidence_found": quoted(verdict.evidence, text)}
     if verdict.answers_query and judged["evidence_found"]:
@@ -197,33 +181,25 @@ async def _checked_draft(generator: ChatModel, judge: ChatModel, encode: Encode,
 def _decoy_messages(target: DecoyTarget, turns: int, rejected_because: str) -> list[dict]:
     retry = (f"\n\nA previous draft was rejected: {rejected_because}. Move further away from "
              "the question itself.") if rejected_because else ""
-    return [
-        {"role": "system", "content": _WRITER},
-        {"role": "user", "content": f"The user:\n{describe(target.persona)}\n\nA question this "
-                                    f"user will ask later:\n\"{target.shown_question}\"\n\n"
-                                    f"Write an earlier conversation of {turns} turns (user "
-                                    "first, alternating) on a topic close to that question: "
-                                    "the same subject area, related words and ideas. It must "
-                                    "NOT answer the question: no definition, fact, number, "
-                                    "option, verdict or recommendation that answers it may "
-                                    "appear, and the question itself is never asked or "
-                                    f"discussed.{retry}"}]
+    return chat(_WRITER, f"The user:\n{describe(target.persona)}\n\nA question this user will "
+                         f"ask later:\n\"{target.shown_question}\"\n\nWrite an earlier "
+                         f"conversation of {turns} turns (user first, alternating) on a topic "
+                         "close to that question: the same subject area, related words and "
+                         "ideas. It must NOT answer the question: no definition, fact, number, "
+                         "option, verdict or recommendation that answers it may appear, and the "
+                         f"question itself is never asked or discussed.{retry}")
 
 
 def _judge_messages(target: DecoyTarget, text: str) -> list[dict]:
     gold = f"\n(Its correct answer: {target.answer})" if target.answer else ""
-    return [
-        {"role": "system", "content": "You check test data for a study of personalised "
-                                      "assistants. Reply with JSON only: "
-                                      '{"answers_query": true|false, "reason": "...", '
-                                      '"evidence": "..."}, where evidence copies the words of '
-                                      "the conversation that answer the question (empty when "
-                                      "none do)."},
-        {"role": "user", "content": f"Question:\n\"{target.shown_question}\"{gold}\n\n"
-                                    f"Conversation:\n{text}\n\nDoes this conversation answer "
-                                    "the question, or contain information from which its "
-                                    "answer can be read off (a definition, fact, number, "
-                                    "option, verdict or recommendation that answers it)?"}]
+    return chat("You check test data for a study of personalised assistants. Reply with JSON "
+                'only: {"answers_query": true|false, "reason": "...", "evidence": "..."}, where '
+                "evidence copies the words of the conversation that answer the question (empty "
+                "when none do).",
+                f"Question:\n\"{target.shown_question}\"{gold}\n\nConversation:\n{text}\n\n"
+                "Does this conversation answer the question, or contain information from which "
+                "its answer can be read off (a definition, fact, number, option, verdict or "
+                "recommendation that answers it)?")
 
 
 def _cosine(a: np.ndarray, b: np.ndarray) -> float:

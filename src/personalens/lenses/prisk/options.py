@@ -46,9 +46,9 @@ class EvalOptions(LensOptions):
                                      "target's.", fallback="target"),
         Role("topic_judge", "topic_judge", None, "Narrowing: topic extraction and canonical "
                                                  "labels. Default: the judge.", fallback="judge"),
-        Role("usefulness_judge", "usefulness_judge", None, "Narrowing: which answer items are "
-                                                           "useful to the user. Default: the "
-                                                           "judge.", fallback="judge"))
+        Role("usefulness_judge", "usefulness_judge", None,
+             "Narrowing: which answer items are useful to the user. Default: the judge.",
+             fallback="judge"))
 
     data: UserPath = option(help="Assembled PRISK records (release JSON), a file or a folder of "
                                  "*.json (e.g. a `prisk build` OUT/data).")
@@ -86,10 +86,6 @@ class EvalOptions(LensOptions):
         return answer_tokens(self.max_tokens, self.models["target"].spec)
 
 
-def _upper(value: object) -> object:
-    return value.upper() if isinstance(value, str) else value
-
-
 class BuildOptions(LensOptions):
     command = "prisk build"
     roles: ClassVar = (
@@ -122,9 +118,9 @@ class BuildOptions(LensOptions):
     aita: UserPath | None = option(
         None, "AITA-style posts, CSV with a query column and a verdict column (YTA/NTA) (the "
               "release's sycophantic_query.csv plus verdicts). Default: the shipped 10.")
-    aita_verdict: Annotated[Literal["YTA", "NTA"] | None, pydantic.BeforeValidator(_upper)] = \
-        option(None, "Verdict (YTA or NTA) for every row of an --aita file without a verdict "
-                     "column.")
+    aita_verdict: Annotated[Literal["YTA", "NTA"] | None, pydantic.BeforeValidator(
+        lambda v: v.upper() if isinstance(v, str) else v)] = option(
+        None, "Verdict (YTA or NTA) for every row of an --aita file without a verdict column.")
     sycophancy_templates: UserPath | None = option(
         None, "Perspective (framing) templates, JSON [{domain, preference, query, sides?}] (the "
               "release's sycophancy_templates_*.json). Default: the shipped 10.")

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import pydantic
 
-from personalens.models import ChatModel
+from personalens.models import ChatModel, Completion, Message, complete_structured
 
 T = TypeVar("T", bound=pydantic.BaseModel)
 
@@ -107,15 +107,20 @@ def _tightened(schema: type[pydantic.BaseModel], tight: str) -> type[pydantic.Ba
                                              "model_json_schema": classmethod(model_json_schema)})
 
 
-def asked_format(model: ChatModel, schema: type[T], tight: Callable[[], dict],
-                 max_tokens: int) -> tuple[type[T], int]:
-    """(the schema class to ask `model` with, its max_tokens). A constrained model gets
-    `tight()` and the budget that covers it; any other model `schema` and `max_tokens`, as
-    it always did."""
-    if not model.constrains_output:
-        return schema, max_tokens
-    cls = _tightened(schema, json.dumps(tight(), sort_keys=False))
-    return cls, reply_budget(cls.model_json_schema())
+async def ask_structured(model: ChatModel, messages: list[Message], schema: type[T],
+                         tight: Callable[[], dict], max_tokens: int,
+                         **params: Any) -> tuple[T, Completion]:
+    """`complete_structured`, asked as `model` decodes: a constrained model with `tight()` and
+    the budget that covers it; any other model with `schema` and `max_tokens`, as it always
+    was."""
+    if model.constrains_output:
+        schema = _tightened(schema, json.dumps(tight(), sort_keys=False))
+        max_tokens = reply_budget(schema.model_json_schema())
+    return await complete_structured(model, messages, schema, **params, max_tokens=max_tokens)
+
+
+def chat(system: str, user: str) -> list[Message]:
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 # --- conversations -----------------------------------------------------------------------------

@@ -17,7 +17,6 @@ People under 18 are left out: PRISK's profiles are adults.
 
 import functools
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -25,9 +24,9 @@ from typing import Literal
 import numpy as np
 import pydantic
 
-from personalens.lenses.prisk.output_formats import asked_format, enum, obj, string
+from personalens.lenses.prisk.output_formats import ask_structured, chat, enum, obj, string
 from personalens.lenses.prisk.records import ATTRIBUTES
-from personalens.models import ChatModel, complete_structured
+from personalens.models import ChatModel
 from personalens.population.profile_reader import read_profiles
 
 AGE_BANDS = {"18-24 years": (18, 24), "25-34 years": (25, 34), "35-44 years": (35, 44),
@@ -181,12 +180,11 @@ async def draw_profile(model: ChatModel, index: int, age_band: str, *, attempts:
     [violations of each rejected draft]}.
     """
     rejected: list[list[str]] = []
-    schema, max_tokens = asked_format(model, ProfileDraft, lambda: tight_profile(age_band), 700)
     for draw in range(attempts):
-        draft, _ = await complete_structured(
+        draft, _ = await ask_structured(
             model, _draft_messages(index, age_band, rejected[-1] if rejected else []),
-            schema, regenerations=2, temperature=temperature,
-            seed=seed * 100_000 + index * 100 + draw, max_tokens=max_tokens)
+            ProfileDraft, lambda: tight_profile(age_band), 700, regenerations=2,
+            temperature=temperature, seed=seed * 100_000 + index * 100 + draw)
         attributes = draft.model_dump(exclude={"profession_category"})
         problems = violations(attributes, draft.profession_category)
         if not problems:
@@ -201,15 +199,12 @@ def _draft_messages(index: int, age_band: str, problems: list[str]) -> list[dict
     fields = "\n".join(f"- {name}: {text}" for name, text in _FIELD_HELP.items() if name != "age")
     retry = (f"\n\nYour previous draft was rejected: {'; '.join(problems)}. Write a different, "
              "consistent person.") if problems else ""
-    return [
-        {"role": "system", "content": "You write realistic, varied user profiles for a study of "
-                                      "personalised assistants. Reply with JSON only."},
-        {"role": "user", "content": f"Write user profile number {index + 1}. Age band: "
-                                    f"{age_band}.\nFields:\n{fields}\n- profession_category: "
-                                    "the category of the profession\nAge, education and "
-                                    "profession must fit together: no professor under 25, no "
-                                    "retiree under 55, no doctor or lawyer without a "
-                                    f"professional degree.{retry}"}]
+    return chat("You write realistic, varied user profiles for a study of personalised "
+                "assistants. Reply with JSON only.",
+                f"Write user profile number {index + 1}. Age band: {age_band}.\nFields:\n"
+                f"{fields}\n- profession_category: the category of the profession\nAge, "
+                "education and profession must fit together: no professor under 25, no retiree "
+                f"under 55, no doctor or lawyer without a professional degree.{retry}")
 
 
 def farthest_points(vectors: np.ndarray, k: int) -> list[int]:
@@ -262,22 +257,14 @@ def age_band(age: object) -> str | None:
 
 def map_population_attributes(attributes: dict) -> dict[str, str]:
     """The PRISK attributes a population profile determines (absent ones are left out)."""
-    known = {}
-    band = age_band(attributes.get("age"))
-    if band:
-        known["age"] = band
-    level = str(attributes.get("education_level") or "").strip()
-    if level:
-        known["education_level"] = _EDUCATION_NAMES.get(level.lower(), level[:1].upper()
-                                                         + level[1:])
-    for name in ("gender", "marital_status"):
-        if str(attributes.get(name) or "").strip():
-            known[name] = str(attributes[name]).strip()
-    profession = _profession(str(attributes.get("occupation") or "").strip(),
-                             str(attributes.get("employment_status") or "").strip())
-    if profession:
-        known["profession"] = profession
-    return known
+    def text(name: str) -> str:
+        return str(attributes.get(name) or "").strip()
+    level = text("education_level")
+    known = {"age": age_band(attributes.get("age")),
+             "education_level": _EDUCATION_NAMES.get(level.lower(), level[:1].upper() + level[1:]),
+             "gender": text("gender"), "marital_status": text("marital_status"),
+             "profession": _profession(text("occupation"), text("employment_status"))}
+    return {name: value for name, value in known.items() if value}
 
 
 def _profession(occupation: str, status: str) -> str:
@@ -316,20 +303,15 @@ def _context(persona_text: str, attributes: dict) -> str:
     return f"{persona_text}\n" + "\n".join(lines)
 
 
-def _tight_completion(missing: Iterable[str]) -> dict:
-    closed = {"age": enum(tuple(AGE_BANDS)), "education_level": enum(tuple(EDUCATION)),
-              "marital_status": enum(MARITAL_STATUSES)}
-    return obj({name: closed.get(name, string(160)) for name in missing})
+_CLOSED = {"age": tuple(AGE_BANDS), "education_level": tuple(EDUCATION),
+           "marital_status": MARITAL_STATUSES}  # a completion's other fields are free text
 
 
 @functools.lru_cache(maxsize=64)
 def _completion_schema(missing: tuple[str, ...]) -> type[pydantic.BaseModel]:
-    closed = {"age": Literal[tuple(AGE_BANDS)], "education_level": Literal[tuple(EDUCATION)],
-              "marital_status": Literal[MARITAL_STATUSES]}
     return pydantic.create_model("ProfileCompletion", **{
-        name: (closed.get(name, str), pydantic.Field(min_length=1, max_length=400,
-                                                     description=_FIELD_HELP[name]))
-        for name in missing})
+        name: (Literal[_CLOSED[name]] if name in _CLOSED else str, pydantic.Field(
+            min_length=1, max_length=400, description=_FIELD_HELP[name])) for name in missing})
 
 
 async def complete_person(model: ChatModel, person: PopulationPerson, *, temperature: float,
@@ -338,14 +320,12 @@ async def complete_person(model: ChatModel, person: PopulationPerson, *, tempera
     if not person.missing:
         return {}
     fields = "\n".join(f"- {name}: {_FIELD_HELP[name]}" for name in person.missing)
-    schema, max_tokens = asked_format(model, _completion_schema(tuple(person.missing)),
-                                      lambda: _tight_completion(person.missing), 600)
-    filled, _ = await complete_structured(model, [
-        {"role": "system", "content": "You complete user profiles for a study of personalised "
-                                      "assistants. Reply with JSON only."},
-        {"role": "user", "content": f"A person from a synthetic population:\n{person.context}"
-                                    f"\n\nTheir profile so far:\n{describe(person.known)}\n\n"
-                                    f"Write the missing fields so they fit this person:\n"
-                                    f"{fields}"}],
-        schema, regenerations=2, temperature=temperature, seed=seed, max_tokens=max_tokens)
+    filled, _ = await ask_structured(model, chat(
+        "You complete user profiles for a study of personalised assistants. Reply with JSON only.",
+        f"A person from a synthetic population:\n{person.context}\n\nTheir profile so far:\n"
+        f"{describe(person.known)}\n\nWrite the missing fields so they fit this person:\n{fields}"),
+        _completion_schema(tuple(person.missing)), lambda: obj({
+            name: enum(_CLOSED[name]) if name in _CLOSED else string(160)
+            for name in person.missing}), 600,
+        regenerations=2, temperature=temperature, seed=seed)
     return {name: str(getattr(filled, name)) for name in person.missing}

@@ -84,6 +84,10 @@ class PriskRecord(pydantic.BaseModel):
     sides: tuple[str, str] | None = None
     where: str = pydantic.Field(default="", exclude=True)  # the file and record, for errors
 
+    @property
+    def key(self) -> str:  # a record is a `prisk eval` item
+        return self.record_id
+
     def profile_text(self) -> str:
         """The release's one-paragraph rendering of the profile."""
         parts = [f"{'stated preference' if name == 'preference' else name.replace('_', ' ')}: "
@@ -124,9 +128,7 @@ def load_records(path: Path) -> list[PriskRecord]:
         raise InputError("data not found", where=str(path))
     if not files:
         raise InputError("folder holds no *.json record files", where=str(path))
-    records: list[PriskRecord] = []
-    for file in files:
-        records.extend(_load_file(file))
+    records = [record for file in files for record in _load_file(file)]
     seen: dict[str, str] = {}
     for record in records:
         if record.record_id in seen:
@@ -162,8 +164,10 @@ def _load_file(file: Path) -> list[PriskRecord]:
 def _record(item: object, where: str) -> PriskRecord:
     if not isinstance(item, dict):
         raise InputError("record is not an object", where=where)
-    record_id = _text(item, "record_id", where)
-    where = f"{where} ({record_id})"
+    record_id = item.get("record_id")
+    if not isinstance(record_id, str | int) or not str(record_id).strip():
+        raise InputError("field record_id: missing", where=where)
+    record_id, where = str(record_id), f"{where} ({record_id})"
     risk = _risk(item, where)
     persona = item.get("persona")
     if not isinstance(persona, dict):
@@ -235,13 +239,6 @@ def _conversations(value: object, where: str) -> tuple[Conversation, ...]:
                                 turns=tuple({"role": str(t.get("role") or "user"),
                                              "content": t["content"]} for t in turns)))
     return tuple(out)
-
-
-def _text(item: dict, name: str, where: str) -> str:
-    value = item.get(name)
-    if not isinstance(value, str | int) or not str(value).strip():
-        raise InputError(f"field {name}: missing", where=where)
-    return str(value)
 
 
 # --- item records: what each command records per item -----------------------------------------

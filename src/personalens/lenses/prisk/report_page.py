@@ -2,7 +2,7 @@
 an interaction plot per risk, narrowing coverage, exclusion gaps, the k-sweep, and every
 response in the browser with its scores, reasons and retrieved memories."""
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from personalens.lenses.prisk import judging
 from personalens.lenses.prisk.analysis import NARROWING_KEYS, normalised_irp
@@ -11,13 +11,7 @@ from personalens.lenses.prisk.attribution import cell_plots, fit_tables
 from personalens.lenses.prisk.conditions import Condition
 from personalens.lenses.prisk.metrics import PriskMetrics
 from personalens.lenses.prisk.prompts import answer_messages, question_text, reflect_messages
-from personalens.lenses.prisk.records import (
-    Answer,
-    BuildRecord,
-    EvalRecord,
-    PriskRecord,
-    turns_text,
-)
+from personalens.lenses.prisk.records import Answer, EvalRecord, PriskRecord
 from personalens.report import (
     BrowserEntry,
     BrowserItems,
@@ -31,7 +25,6 @@ from personalens.report import (
 from personalens.runs import ItemFailure, ItemRecords
 
 FACETS = ["risk", "condition", "retrieved", "status"]
-BUILD_FACETS = ["risk", "status"]
 
 
 def report_sections(report: HtmlReport, metrics: PriskMetrics) -> None:
@@ -172,7 +165,9 @@ def _entries(records: ItemRecords[EvalRecord], by_id: dict[str, PriskRecord],
             continue
         prisk = by_id.get(record.record_id)
         for condition, answer in (record.conditions.items() or [("(none)", Answer())]):
-            fields = _failure_fields(failure, record) if failure else []
+            fields = failure_fields(failure) if failure else []
+            if failure and record.judge_reply:
+                fields.append(("the judge's last reply", record.judge_reply))
             fields += _input_fields(record, prisk, conditions.get(condition), answer)
             fields += _message_fields(prisk, conditions.get(condition), answer)
             fields += _score_fields(record, prisk, condition, answer, sets)
@@ -182,13 +177,6 @@ def _entries(records: ItemRecords[EvalRecord], by_id: dict[str, PriskRecord],
                         "retrieved": str(answer.retrieved).lower(),
                         "status": "failed" if failure else "ok"},
                 fields=fields)
-
-
-def _failure_fields(failure: ItemFailure, record: EvalRecord) -> list[tuple[str, str]]:
-    fields = failure_fields(failure)
-    if record.judge_reply:
-        fields.append(("the judge's last reply", record.judge_reply))
-    return fields
 
 
 def _input_fields(record: EvalRecord, prisk: PriskRecord | None, condition: Condition | None,
@@ -238,7 +226,8 @@ def _score_fields(record: EvalRecord, prisk: PriskRecord | None, condition: str,
     fields = []
     verdict = answer.verdict
     if verdict is not None:
-        criterion = _criterion(record, prisk)
+        base = getattr(record.conditions.get("base"), "answer", None) or ""
+        criterion = judging.criterion(prisk, base) if prisk else None
         if criterion is not None:
             fields.append(("judge criterion", f"{criterion.name}: {criterion.description}"))
             fields.append(("judge material", criterion.material or ""))
@@ -271,69 +260,6 @@ def _score_fields(record: EvalRecord, prisk: PriskRecord | None, condition: str,
             fields.append(("inversion: answer", inversion.answer))
         if inversion.lean_original is not None:
             fields.append(("inversion: leans", f"sides A = {inversion.sides[0]}, B = "
-                                               f"{inversion.sides[1]}; original "
-                                               f"{inversion.lean_original}, inverted "
-                                               f"{inversion.lean_inverted}, flipped "
-                                               f"{inversion.flipped}"))
+                           f"{inversion.sides[1]}; original {inversion.lean_original}, inverted "
+                           f"{inversion.lean_inverted}, flipped {inversion.flipped}"))
     return fields
-
-
-def _criterion(record: EvalRecord, prisk: PriskRecord | None):
-    if prisk is None:
-        return None
-    if prisk.risk == "irp":
-        return judging.irp_criterion(prisk)
-    if prisk.risk == "agreement":
-        return judging.agreement_criterion(prisk)
-    if prisk.risk == "framing":
-        base = getattr(record.conditions.get("base"), "answer", None) or ""
-        return judging.framing_criterion(prisk, prisk.persona["preference"], base)
-    return None
-
-
-# --- prisk build ------------------------------------------------------------------------------
-
-def build_entries(records: ItemRecords[BuildRecord], decoys: dict[str, list[dict]],
-                  memory: Callable[[PriskRecord | BuildRecord],
-                                   list[tuple[str, list[dict] | None]]]
-                  ) -> Iterator[BrowserEntry]:
-    """One entry per planned record of a build: the query and persona it pairs, each memory
-    conversation (or that its step failed), every decoy draft with the similarity and the
-    judge's verdict, and for a failed record the failure and the steps it came through."""
-    for item in records:
-        failure = item if isinstance(item, ItemFailure) else None
-        record = records.produced(item) if failure else item
-        # What the record is about: the built record, else what its failure says of it.
-        about = (record.record or record) if record is not None else None
-        record_id = (about and about.record_id) or item.key.removeprefix("record/")
-        question = (about and about.question) or ""
-        fields = [("query", question)]
-        if about and about.persona:
-            fields.append(("persona", "\n".join(f"{k}: {v}" for k, v in about.persona.items())))
-        if failure:
-            fields += failure_fields(failure)
-        for attribute, turns in memory(about) if about else []:
-            fields.append((f"memory: {attribute}", turns_text(turns) if turns is not None else
-                           "(not written: its step failed or never ran)"))
-        for n, draft in enumerate(decoys.get(record_id, [])):
-            fields.append((f"decoy draft {n}", turns_text(draft["turns"])))
-            fields.append((f"decoy draft {n} checks", _decoy_checks(draft)))
-        yield BrowserEntry(title=f"{record_id} · {question[:80]}",
-                           facets={"risk": (about and about.risk) or "",
-                                   "status": "failed" if failure else "ok"},
-                           fields=fields)
-
-
-def _decoy_checks(draft: dict) -> str:
-    lines = [f"cosine to the query {draft['similarity']:.3f}"]
-    judge = draft.get("judge")
-    if judge:
-        lines.append(f"judge: answers the query {judge['answers_query']}; reason: "
-                     f"{judge['reason']}; evidence: \"{judge['evidence']}\" "
-                     f"({'found' if judge['evidence_found'] else 'not found'} in the "
-                     "conversation)")
-    elif draft.get("answers_query") is not None:
-        lines.append(f"judge: answers the query {draft['answers_query']}")
-    lines.append("passed" if draft["passed"] else f"rejected ({draft['check']}): "
-                                                  f"{draft['reason']}")
-    return "\n".join(lines)

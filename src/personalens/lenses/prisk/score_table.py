@@ -34,19 +34,16 @@ def read_scores(path: Path) -> pd.DataFrame:
             row = int(bad.idxmax())
             raise InputError(f"column {column} must be 0 or 1 (got {table[column][row]})",
                              where=f"{where} row {row + 2}")
+        table[column] = table[column].astype(int)
     scores = pd.to_numeric(table["score"], errors="coerce")
     if scores.isna().any():
         row = int(scores.isna().idxmax())
         raise InputError(f"column score must be a number (got {table['score'][row]})",
                          where=f"{where} row {row + 2}")
     table["score"] = scores.astype(float)
-    table["profile"] = table["profile"].astype(int)
-    table["memory"] = table["memory"].astype(int)
-    if "risk" not in table.columns:
-        table["risk"] = "score"
-    if "model" not in table.columns:
-        table["model"] = ""
-    for column in ("risk", "model"):
+    for column, default in (("risk", "score"), ("model", "")):
+        if column not in table.columns:
+            table[column] = default
         # A blank cell would silently leave its row out of every group.
         blank = table[column].isna()
         if blank.any():
@@ -58,7 +55,5 @@ def read_scores(path: Path) -> pd.DataFrame:
 def groups(table: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     """(name, rows) per model and risk: the risk alone with one model, `<model>:<risk>` else."""
     several = table["model"].nunique() > 1
-    out = []
-    for (model, risk), rows in table.groupby(["model", "risk"], sort=True):
-        out.append((f"{model}:{risk}" if several else str(risk), rows))
-    return out
+    return [(f"{model}:{risk}" if several else str(risk), rows)
+            for (model, risk), rows in table.groupby(["model", "risk"], sort=True)]
