@@ -202,8 +202,8 @@ def test_malformed_data_is_one_line_and_exit_2(tmp_path, corrupt):
 @pytest.mark.parametrize("args, expected", [
     (["--k", "0"], "--k must be at least 1"),
     (["--noise", "0.3"], "noise level 0.3 is not in this dataset (present: 0.0, 0.5)"),
-    (["--noise", "abc"], "--noise 'abc' is not a number"),
-    (["--noise", "1.0"], "--noise 1.0 must be in [0, 1)"),
+    (["--noise", "abc"], "--noise: 'abc' is not a number"),
+    (["--noise", "1.0"], "--noise: 1.0 must be in [0, 1)"),
     (["--k", "-3"], "--k must be at least 1 (got -3)"),
     (["--max-attempts", "0"], "--max-attempts must be at least 1"),
     (["--model", "scripted:/no/such/rules.json"], "scripted rules file not found"),

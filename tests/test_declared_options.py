@@ -7,6 +7,7 @@ prices of every role are accepted. A new option is covered the day it is declare
 """
 
 import importlib
+import tempfile
 import typing
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from personalens.cli.app import GENERATE
 from personalens.errors import InputError
 from personalens.lenses import LENSES
 from personalens.lenses.commands import DeclaredCommand
+from personalens.lenses.pqb.options import BUILD_FILES
 from personalens.models import ModelSettings
 from personalens.models.role_set import RoleModels
 from personalens.runs import RunDirectory, RunIdentity
@@ -39,7 +41,23 @@ NOT_IDENTITY = {"out", "executor", "ray_address"}
 
 # Values a generic rule cannot choose (a check across options, a closed vocabulary).
 CHANGES: dict[str, typing.Any] = {"start": "2024-02-01", "end": "2024-11-30",
-                                  "noise": ["0.1"]}
+                                  "noise": ["0.1"], "corrector": "llm:scripted"}
+
+# Options a command needs besides its required ones, each way it can be given (pqb eval takes
+# --data or --queries with --meta): a field is changed on the first base where both validate.
+def _build_folders() -> Path:
+    """Two pqb build folders, data and data-other (pqb eval's --data is checked for its files)."""
+    root = Path(tempfile.mkdtemp(prefix="declared-options-"))
+    for name in ("data", "data-other"):
+        (root / name).mkdir()
+        for file in BUILD_FILES:
+            (root / name / file).write_text("")
+    return root
+
+
+BASES: dict[str, list[dict]] = {
+    "personalens.lenses.pqb.options:EvalOptions": [
+        {"data": _build_folders() / "data"}, {"queries": Path("/tmp/q"), "meta": Path("/tmp/m")}]}
 
 
 def _changed(name: str, field: pydantic.fields.FieldInfo, value: typing.Any) -> typing.Any:
@@ -77,13 +95,26 @@ def _leaves(annotation) -> set:
     return {annotation} if not args else set().union(*(_leaves(a) for a in args))
 
 
-def _base(model) -> dict:
-    """The fewest values that validate: required paths, and a model per role."""
+def _bases(target: str, model) -> list[dict]:
+    """The fewest values that validate: required paths, a model per role, and BASES."""
     values = {name: Path(f"/tmp/{name}") for name, field in model.model_fields.items()
               if field.default is PydanticUndefined and field.default_factory is None}
     if "models" in model.model_fields:
         values["models"] = RoleModels.model_validate({r.role: "scripted" for r in model.roles})
-    return values
+    return [{**values, **extra} for extra in BASES.get(target, [{}])]
+
+
+def _pair(target: str, model, name: str) -> tuple[dict, dict]:
+    """A base and the same with `name` changed, both valid."""
+    field = model.model_fields[name]
+    for base in _bases(target, model):
+        changed = {**base, name: _changed(name, field, getattr(model.parse(**base), name))}
+        try:
+            model.parse(**changed)
+        except InputError:
+            continue
+        return base, changed
+    raise AssertionError(f"no base lets {name} change; add one to BASES")
 
 
 def _cases():
@@ -110,10 +141,8 @@ def _resumes(tmp_path, model, base: dict, changed: dict) -> bool:
 def test_each_option_is_in_the_resume_identity_unless_declared_otherwise(tmp_path, target,
                                                                           name):
     model = COMMANDS[target].options_model()
-    base = _base(model)
     field = model.model_fields[name]
-    current = getattr(model.parse(**base), name)
-    changed = {**base, name: _changed(name, field, current)}
+    base, changed = _pair(target, model, name)
     in_identity = name not in NOT_IDENTITY
     assert (field.json_schema_extra or {}).get("identity", True) is in_identity
     assert _resumes(tmp_path, model, base, changed) is not in_identity, (
@@ -125,7 +154,7 @@ def test_a_roles_model_is_identity_but_its_endpoint_and_price_are_not(tmp_path, 
     model = COMMANDS[target].options_model()
     if "models" not in model.model_fields:
         pytest.skip("no model roles")
-    base = _base(model)
+    base = _bases(target, model)[0]
     role = model.roles[0].role
     served = RoleModels(settings={**base["models"].settings, role: ModelSettings(
         spec="scripted", base_url="http://127.0.0.1:9", concurrency=3, max_attempts=2,

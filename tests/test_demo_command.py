@@ -60,10 +60,10 @@ def test_demo_generates_evaluates_and_explains_its_headline_numbers(tmp_path, sc
     # Both stages used the bundled model's spec: generation, then answering.
     assert scripted == [(DEFAULT_MODEL, "generator"), (DEFAULT_MODEL, "target")]
     population = json.loads((out / "population" / "manifest.json").read_text())
-    assert population["config"] | {"model": DEFAULT_MODEL, "people": 3,
+    assert population["config"] | {"models": {"generator": DEFAULT_MODEL}, "people": 3,
                                    "attributes_per_person": 1, "max_list_entries": 1,
-                                   "noises": ["0.0", "0.3"],
-                                   "schema": str(DEMO_SCHEMA)} == population["config"]
+                                   "noise": ["0.0", "0.3"],
+                                   "profile_schema": str(DEMO_SCHEMA)} == population["config"]
     assert population["usage"]["generator"]["requests"] > 0
     community = load_community(out / "population" / "synthetic_data" / "community_0", ["0.3"])
     generated = [q for qs in community.questions.values() for q in qs]
@@ -73,8 +73,8 @@ def test_demo_generates_evaluates_and_explains_its_headline_numbers(tmp_path, sc
     assert all(q.question.endswith("relationship to me?") for q in generated
                if q.type == "Social")
     evaluation = json.loads((out / "eval" / "manifest.json").read_text())
-    assert evaluation["config"]["retrievers"] == ["bm25", "minilm"]
-    assert evaluation["config"]["noises"] == ["0.3"] and evaluation["config"]["k"] == 2
+    assert evaluation["config"]["retriever"] == ["bm25", "minilm"]
+    assert evaluation["config"]["noise"] == ["0.3"] and evaluation["config"]["k"] == 2
     metrics = json.loads((out / "eval" / "metrics.json").read_text())
     assert metrics["complete"]
     assert evaluation["usage"]["target"]["requests"] == metrics["n_planned"]

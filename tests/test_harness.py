@@ -299,6 +299,10 @@ def test_a_step_failure_is_listed_once_as_the_item_it_failed(tmp_path):
     tally = run_lens(StepToy(), out, progress=False).tally
     # a's record names the steps its failure came through, outermost first.
     items = {r["key"]: r for r in _records(out) if r["key"] in ("a", "b")}
+    # Every line names its schema: the items' record model, or a step's.
+    assert {r["key"]: r["schema"] for r in _records(out)} == {
+        "inner": "step/1", "outer": "step/1", "lonely": "step/1", "a": "toy/1", "b": "toy/1",
+        "c": "toy/1"}
     assert items["a"]["failed_steps"] == ["outer", "inner"] and "failed_steps" not in items["b"]
     assert [(f.key, f.message) for f in tally.failures] == [
         ("a", "outer: inner: gave up"), ("b", "lonely: the answer did not parse")]

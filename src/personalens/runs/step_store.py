@@ -13,6 +13,10 @@ from typing import Any
 from personalens.runs.failures import RecordedFailure
 from personalens.runs.run_directory import RunDirectory, record_line
 
+# A step's line holds whatever its computation returned, under "value"; the tag says so, as an
+# item's line names its record schema.
+STEP_SCHEMA = "step/1"
+
 
 class StepFailed(RecordedFailure):
     """A step that failed for good; the item that needed it fails with the same failure."""
@@ -78,9 +82,10 @@ class StepStore:
         try:
             value = await compute()
         except RecordedFailure as exc:
-            self.append({"key": key, "status": "failed", "error": exc.failure.model_dump()})
+            self.append({"key": key, "status": "failed", "schema": STEP_SCHEMA,
+                         "error": exc.failure.model_dump()})
             raise StepFailed(key, exc) from exc
-        self.append({"key": key, "status": "ok", "value": value})
+        self.append({"key": key, "status": "ok", "schema": STEP_SCHEMA, "value": value})
         self.on_step()
         return self.done[key]["value"]
 
