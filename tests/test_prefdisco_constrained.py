@@ -384,7 +384,7 @@ def test_with_nothing_paired_normalign_says_so_and_no_plot_is_drawn(tmp_path, mo
     assert metrics["n_instances"] == 0
     (line,) = [h for h in outcome.metrics.headlines() if h.startswith("NormAlign")]
     assert "no instance was scored in every condition" in line
-    assert "oracle = baseline" not in line
+    assert "oracle ≈ baseline" not in line
     report = (tmp_path / "out" / "report.html").read_text()
     assert "nothing scored" in report and "<img" not in report
     # With instances paired and oracle = baseline, it is still "undefined".
@@ -401,7 +401,7 @@ def test_with_nothing_paired_normalign_says_so_and_no_plot_is_drawn(tmp_path, mo
         "preferences_discovered_share": {}, "judge": {}, "per_task": {}, "n_instances": 2,
         "n_planned_instances": 2, "n_failed": 0, "unpaired": [], "renormalised_weights": [],
         "skipped_invalid": [], "failures": []})
-    assert metrics.headlines()[-1] == "NormAlign (overall): undefined (oracle = baseline)"
+    assert metrics.headlines()[-1] == "NormAlign (overall): undefined (oracle ≈ baseline)"
 
 
 # --- The browser ----------------------------------------------------------------------------------

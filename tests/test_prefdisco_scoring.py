@@ -86,12 +86,15 @@ def test_prefalign_and_normalign_by_hand(tmp_path, monkeypatch):
     # gamma: oracle = baseline = 2.5 -> undefined, with the raw gains reported.
     assert normalign["gamma"] == {"value": None, "ci_low": None, "ci_high": None,
                                   "undefined": True, "n": 1, "discovery_gain": 1.5,
-                                  "oracle_gain": 0.0}
+                                  "oracle_gain": 0.0, "oracle_below_baseline": False,
+                                  "undefined_resamples": 1000}
+    assert alpha["undefined_resamples"] == 0 and not alpha["oracle_below_baseline"]
     # overall: 100 * (3.25 - 2.125) / (3.875 - 2.125)
     assert normalign["overall"]["value"] == pytest.approx(100 * 1.125 / 1.75)
     assert normalign["overall"]["n"] == 4
     # Of the two defined tasks one is negative; the undefined one is not counted.
     assert metrics["negative_normalign_share"] == 0.5
+    assert metrics["negative_normalign_tasks"] == 2
     assert metrics["per_task"]["alpha"]["prefalign"] == {"baseline": 1.5, "discovery": 3.5,
                                                         "oracle": 4.5}
     report = (tmp_path / "out" / "report.html").read_text()
@@ -101,11 +104,50 @@ def test_prefalign_and_normalign_by_hand(tmp_path, monkeypatch):
 def test_normalign_formula_and_its_undefined_band():
     assert normalign_value(2.0, 3.0, 4.0) == pytest.approx(50.0)
     assert normalign_value(1.0, 0.5, 3.0) == pytest.approx(-25.0)
-    assert normalign_value(2.0, 3.0, 2.0 + 5e-7) is None
-    assert normalign_value(2.0, 3.0, 2.0 - 5e-7) is None
-    assert normalign_value(2.0, 2.0 + 2e-6, 2.0 + 4e-6) == pytest.approx(50.0)
+    # Undefined below a gap of 0.05 on the 1-5 scale, either side: 0.01 would give 3,000.
+    assert normalign_value(2.0, 2.3, 2.01) is None
+    assert normalign_value(2.0, 2.3, 1.96) is None
+    assert normalign_value(2.0, 2.03, 2.06) == pytest.approx(50.0)  # 0.06: defined
+    assert normalign_value(2.0, 2.3, 2.01, min_gap=1e-6) == pytest.approx(3000.0)
+    assert normalign_value(2.0, 3.0, 2.0 + 5e-7, min_gap=1e-6) is None
     empty = normalign(np.empty((0, 3)))
     assert empty["value"] is None and empty["undefined"] and empty["n"] == 0
+
+
+def test_an_oracle_below_the_baseline_is_flagged_and_left_out_of_the_negative_share():
+    from personalens.lenses.prefdisco.analysis import _normalign
+
+    def rec(prefalign):
+        return type("R", (), {"prefalign": prefalign})()
+
+    # baseline, discovery, oracle per task: up gives 50; down gives -50; flipped gives +50
+    # although discovery did worse than the baseline (the oracle is below it); flat's gap is
+    # 0.02, undefined.
+    table = {"up": (2.0, 3.0, 4.0), "down": (3.0, 2.5, 4.0), "flipped": (3.0, 2.5, 2.0),
+             "flat": (3.0, 3.5, 3.02)}
+    by_instance = {t: dict(zip(("baseline", "discovery", "oracle"), map(rec, v), strict=True))
+                   for t, v in table.items()}
+    out = _normalign(list(table), {t: [t] for t in table}, by_instance, 0.05)
+    flipped = out["normalign"]["flipped"]
+    assert flipped["value"] == pytest.approx(50.0) and flipped["oracle_below_baseline"]
+    assert not out["normalign"]["up"]["oracle_below_baseline"]
+    assert out["normalign"]["flat"]["undefined"]
+    # Counted: up and down (flipped is flagged, flat undefined); one of the two is negative.
+    # Counting flipped would give 1/3, counting it as negative 2/3.
+    assert out["negative_normalign_share"] == 0.5 and out["negative_normalign_tasks"] == 2
+
+
+def test_bootstrap_resamples_where_normalign_is_undefined_are_counted():
+    # Two instances; a resample that draws the first twice has oracle = baseline: undefined.
+    rows = np.array([[2.0, 3.0, 2.0], [2.0, 3.0, 4.0]])
+    result = normalign(rows)
+    rng = np.random.default_rng(0)
+    draws = [rng.integers(0, 2, 2) for _ in range(1000)]
+    expected = sum(1 for d in draws if (d == 0).all())
+    assert result["undefined_resamples"] == expected and 200 < expected < 300
+    defined = [100 * (3.0 - 2.0) / (rows[d, 2].mean() - 2.0) for d in draws if not (d == 0).all()]
+    assert result["ci_low"] == pytest.approx(np.quantile(defined, 0.025))
+    assert result["ci_high"] == pytest.approx(np.quantile(defined, 0.975))
 
 
 def test_prefalign_formulas():

@@ -17,16 +17,27 @@ def bootstrap_ci(units: np.ndarray, statistic: Callable[[np.ndarray], float | No
     """(low, high) of `statistic` over `resamples` resamples of the rows of `units`.
 
     Resamples where the statistic is undefined (None) are skipped; (None, None) if all are.
+    `bootstrap_ci_counted` also says how many were skipped.
     """
+    low, high, _ = bootstrap_ci_counted(units, statistic, resamples=resamples, level=level,
+                                        seed=seed)
+    return low, high
+
+
+def bootstrap_ci_counted(units: np.ndarray, statistic: Callable[[np.ndarray], float | None],
+                         *, resamples: int = 1000, level: float = 0.95,
+                         seed: int = 0) -> tuple[float | None, float | None, int]:
+    """`bootstrap_ci`, and the number of resamples whose statistic was undefined (skipped)."""
     rng = np.random.default_rng(seed)
     n = len(units)
     if n == 0:
-        return None, None
+        return None, None, 0
     values = [statistic(units[rng.integers(0, n, n)]) for _ in range(resamples)]
-    values = np.array([v for v in values if v is not None], dtype=float)
-    if values.size == 0:
-        return None, None
-    return _percentiles(values, level)
+    defined = np.array([v for v in values if v is not None], dtype=float)
+    skipped = resamples - defined.size
+    if defined.size == 0:
+        return None, None, skipped
+    return (*_percentiles(defined, level), skipped)
 
 
 def mean_ci(values: np.ndarray, *, resamples: int = 1000, level: float = 0.95,

@@ -11,7 +11,7 @@ import numpy as np
 
 from personalens.lenses.prefdisco.evaluation import SINGLE_TURN
 from personalens.lenses.prefdisco.records import PrefdiscoRecord
-from personalens.lenses.prefdisco.scoring import normalign, pearson
+from personalens.lenses.prefdisco.scoring import MIN_GAP, normalign, pearson
 from personalens.runs import ItemRecords
 from personalens.stats.agreement import judge_agreement
 from personalens.stats.bootstrap import mean_ci
@@ -20,7 +20,7 @@ NORMALIGN_CONDITIONS = ("baseline", "discovery", "oracle")
 
 
 def summarise(records: ItemRecords[PrefdiscoRecord], *, instances: list[tuple[str, str]],
-              conditions: list[str], n_judges: int) -> dict:
+              conditions: list[str], n_judges: int, min_gap: float = MIN_GAP) -> dict:
     """`instances`: (key, task) of every planned instance, in plan order."""
     ok = list(records.ok())
     by_instance: dict[str, dict[str, PrefdiscoRecord]] = defaultdict(dict)
@@ -39,7 +39,7 @@ def summarise(records: ItemRecords[PrefdiscoRecord], *, instances: list[tuple[st
                      for c in conditions},
     }
     if set(NORMALIGN_CONDITIONS) <= set(conditions):
-        metrics.update(_normalign(paired, by_task, by_instance))
+        metrics.update(_normalign(paired, by_task, by_instance, min_gap))
     dialogue = [c for c in conditions if c not in SINGLE_TURN]
     metrics["questions_asked"] = {
         c: {"turns": _mean_or_none([r.questions.turns for r in scored[c]]),
@@ -88,15 +88,19 @@ def _mean_or_none(values: list[float]) -> float | None:
     return float(np.mean(values)) if values else None
 
 
-def _normalign(paired, by_task, by_instance) -> dict:
+def _normalign(paired, by_task, by_instance, min_gap: float) -> dict:
     def rows(keys):
         return [[by_instance[k][c].prefalign for c in NORMALIGN_CONDITIONS] for k in keys]
 
-    per_task = {task: normalign(rows(keys)) for task, keys in by_task.items()}
-    defined = [v["value"] for v in per_task.values() if not v["undefined"]]
-    return {"normalign": {**per_task, "overall": normalign(rows(paired))},
-            "negative_normalign_share": (sum(v < 0 for v in defined) / len(defined)
-                                         if defined else None)}
+    per_task = {task: normalign(rows(keys), min_gap=min_gap) for task, keys in by_task.items()}
+    # Below the baseline the oracle turns NormAlign's sign around: such a task says nothing
+    # about whether discovery did worse than the baseline, so the share leaves it out.
+    counted = [v["value"] for v in per_task.values()
+               if not v["undefined"] and not v["oracle_below_baseline"]]
+    return {"normalign": {**per_task, "overall": normalign(rows(paired), min_gap=min_gap)},
+            "negative_normalign_share": (sum(v < 0 for v in counted) / len(counted)
+                                         if counted else None),
+            "negative_normalign_tasks": len(counted)}
 
 
 def _judge_quality(records: list[PrefdiscoRecord], n_judges: int) -> dict:

@@ -73,7 +73,8 @@ class PrefdiscoEval(Lens[EvalOptions, PrefdiscoRecord, PrefdiscoMetrics]):
     def summarise(self, records: ItemRecords[PrefdiscoRecord], tally: Tally) -> PrefdiscoMetrics:
         options = self.options
         summary = summarise(records, instances=[(i.key, i.task) for i in self.dataset.instances],
-                            conditions=options.all_conditions, n_judges=len(self.judges))
+                            conditions=options.all_conditions, n_judges=len(self.judges),
+                            min_gap=options.normalign_min_gap)
         return PrefdiscoMetrics.model_validate({
             **summary, "scoring": options.scoring, "conditions": options.all_conditions,
             "skipped_invalid": [asdict(i) for i in self.dataset.invalid],
@@ -90,7 +91,7 @@ class PrefdiscoEval(Lens[EvalOptions, PrefdiscoRecord, PrefdiscoMetrics]):
 
     def report_sections(self, report: HtmlReport, metrics: PrefdiscoMetrics,
                         records: ItemRecords[PrefdiscoRecord]) -> None:
-        report_sections(report, metrics, records)
+        report_sections(report, metrics, records, self.options.normalign_min_gap)
 
     def browser(self, records: ItemRecords[PrefdiscoRecord]) -> BrowserItems:
         return browser_entries(records, {i.key: i for i in self.dataset.instances},

@@ -24,6 +24,8 @@ class NormAlign(pydantic.BaseModel):
     n: int
     discovery_gain: float | None  # paired mean PA_discovery - PA_baseline
     oracle_gain: float | None  # paired mean PA_oracle - PA_baseline
+    oracle_below_baseline: bool = False  # defined, but the oracle scored below the baseline
+    undefined_resamples: int = 0  # bootstrap resamples left out of the CI (undefined there)
 
 
 class PrefdiscoMetrics(Metrics):
@@ -33,6 +35,7 @@ class PrefdiscoMetrics(Metrics):
     accuracy: dict[str, Accuracy]
     normalign: dict[str, NormAlign] = {}  # task -> value, and "overall"
     negative_normalign_share: float | None = None
+    negative_normalign_tasks: int | None = None  # the tasks the share is over
     questions_asked: dict[str, dict[str, float | None]]  # condition -> {turns, questions}
     preferences_discovered: dict[str, float | None]  # condition -> mean preferences revealed
     preferences_discovered_share: dict[str, float | None]
@@ -67,7 +70,7 @@ def normalign_text(value: NormAlign) -> str:
     if value.n == 0:
         return "– (no instance was scored in every condition: nothing to compare)"
     if value.undefined:
-        return "undefined (oracle = baseline)"
+        return "undefined (oracle ≈ baseline)"
     return f"{value.value:.1f} [{_fmt(value.ci_low, 1)}, {_fmt(value.ci_high, 1)}]"
 
 

@@ -12,6 +12,9 @@ from personalens.models.rubric_judge import ScoringMode
 from personalens.runs.options import CommaList, IntList, LensOptions, UserPath, not_identity, option
 
 CONDITIONS = ("baseline", "discovery", "oracle")
+# |PA_oracle - PA_baseline| on the 1-5 scale below which NormAlign is undefined: a gap of 0.01
+# would scale a 0.3 discovery gain to 3,000.
+NORMALIGN_MIN_GAP = 0.05
 
 
 class EvalOptions(LensOptions):
@@ -42,6 +45,9 @@ class EvalOptions(LensOptions):
     attempts: int = option(3, "Tries for a valid judge verdict, a well-formed turn or a "
                               "non-empty user reply.", ge=1)
     max_tokens: int = option(1024, "Longest target turn, in tokens.", ge=16)
+    normalign_min_gap: float = option(
+        NORMALIGN_MIN_GAP, "NormAlign is undefined for a task whose oracle and baseline "
+                           "PrefAlign differ by less than this (1-5 scale).", ge=0)
     models: RoleModels = option(RoleModels(), cli=False)
 
     @pydantic.model_validator(mode="after")

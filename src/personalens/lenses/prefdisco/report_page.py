@@ -34,7 +34,7 @@ NOTHING_SCORED = "nothing scored"
 
 
 def report_sections(report: HtmlReport, metrics: PrefdiscoMetrics,
-                    records: ItemRecords[PrefdiscoRecord]) -> None:
+                    records: ItemRecords[PrefdiscoRecord], min_gap: float) -> None:
     conditions, pa, acc = metrics.conditions, metrics.prefalign, metrics.accuracy
     report.heading("PrefAlign and accuracy per condition")
     report.paragraph(f"Means over the {metrics.n_instances} instance(s) scored in every "
@@ -53,7 +53,7 @@ def report_sections(report: HtmlReport, metrics: PrefdiscoMetrics,
                    _normalign_cell(metrics.normalign.get(task))]
                   for task, row in metrics.per_task.items()])
     if metrics.normalign:
-        _normalign_section(report, metrics)
+        _normalign_section(report, metrics, min_gap)
     _questions_section(report, metrics, records)
     _data_notes(report, metrics)
 
@@ -64,17 +64,23 @@ def _normalign_cell(value: NormAlign | None) -> object:
     return normalign_text(value) if value.undefined else value.value
 
 
-def _normalign_section(report: HtmlReport, metrics: PrefdiscoMetrics) -> None:
+def _normalign_section(report: HtmlReport, metrics: PrefdiscoMetrics, min_gap: float) -> None:
     report.heading("NormAlign")
     report.paragraph("100 × (discovery − baseline) / (oracle − baseline) on paired PrefAlign "
                      "means: 0 = no better than not asking, 100 = as good as being told. "
-                     "Undefined where oracle and baseline are within 1e-6 (the raw gains are "
-                     "shown). Share of tasks with negative NormAlign: "
-                     f"{_pct(metrics.negative_normalign_share)}.")
+                     f"Undefined where oracle and baseline are within {min_gap:g} (the raw gains "
+                     "are shown); bootstrap resamples where it is undefined are left out of the "
+                     "CI and counted. A task whose oracle scored below its baseline is flagged "
+                     "(its sign no longer says whether discovery helped) and left out of the "
+                     "share of tasks with negative NormAlign: "
+                     f"{_pct(metrics.negative_normalign_share)} of "
+                     f"{metrics.negative_normalign_tasks} task(s).")
     report.table(["task", "NormAlign", "CI low", "CI high", "discovery − baseline",
-                  "oracle − baseline", "n"],
+                  "oracle − baseline", "n", "resamples undefined", "oracle below baseline"],
                  [[task, _normalign_cell(v), v.ci_low, v.ci_high, v.discovery_gain,
-                   v.oracle_gain, v.n] for task, v in metrics.normalign.items()])
+                   v.oracle_gain, v.n, v.undefined_resamples,
+                   "yes" if v.oracle_below_baseline else ""]
+                  for task, v in metrics.normalign.items()])
     if not any(v.n for v in metrics.normalign.values()):
         report.paragraph(f"NormAlign per task: {NOTHING_SCORED} (no instance was scored in "
                          "every condition).")

@@ -5,7 +5,9 @@ renormalised to sum to 1 over those; None when no criterion is valid. The releas
 sum w*s / sum w over every criterion with its raw weight, is `prefalign_release`.
 
 NormAlign = 100 * (PA_discovery - PA_baseline) / (PA_oracle - PA_baseline) on paired means;
-undefined when |PA_oracle - PA_baseline| < 1e-6.
+undefined when |PA_oracle - PA_baseline| is below `min_gap` on the 1-5 scale (default 0.05):
+a gap of 0.01 would scale a 0.3 discovery gain to 3,000. An oracle below the baseline gives a
+defined value whose sign no longer says whether discovery helped; it is flagged.
 """
 
 import math
@@ -13,9 +15,8 @@ import math
 import numpy as np
 from scipy import stats
 
-from personalens.stats.bootstrap import bootstrap_ci
-
-UNDEFINED_BELOW = 1e-6
+from personalens.lenses.prefdisco.options import NORMALIGN_MIN_GAP as MIN_GAP
+from personalens.stats.bootstrap import bootstrap_ci_counted
 
 
 def prefalign_strict(scored: list[tuple[float | None, float]]) -> float | None:
@@ -31,24 +32,30 @@ def prefalign_release(scored: list[tuple[float, float]]) -> float:
     return sum(s * w for s, w in scored) / total if total > 0 else 0.0
 
 
-def normalign_value(baseline: float, discovery: float, oracle: float) -> float | None:
+def normalign_value(baseline: float, discovery: float, oracle: float,
+                    min_gap: float = MIN_GAP) -> float | None:
     gap = oracle - baseline
-    return None if abs(gap) < UNDEFINED_BELOW else 100.0 * (discovery - baseline) / gap
+    return None if abs(gap) < min_gap else 100.0 * (discovery - baseline) / gap
 
 
-def normalign(rows: np.ndarray, *, seed: int = 0) -> dict:
+def normalign(rows: np.ndarray, *, min_gap: float = MIN_GAP, seed: int = 0) -> dict:
     """NormAlign with a paired bootstrap CI; `rows` is (instances, 3): baseline, discovery,
-    oracle PrefAlign of the same instances."""
+    oracle PrefAlign of the same instances. `undefined_resamples` counts the bootstrap
+    resamples whose NormAlign was undefined (left out of the CI)."""
     rows = np.asarray(rows, dtype=float).reshape(-1, 3)
     if len(rows) == 0:
         return {"value": None, "ci_low": None, "ci_high": None, "undefined": True, "n": 0,
-                "discovery_gain": None, "oracle_gain": None}
+                "discovery_gain": None, "oracle_gain": None, "oracle_below_baseline": False,
+                "undefined_resamples": 0}
     baseline, discovery, oracle = rows.mean(axis=0)
-    value = normalign_value(baseline, discovery, oracle)
-    low, high = bootstrap_ci(rows, lambda r: normalign_value(*r.mean(axis=0)), seed=seed)
+    value = normalign_value(baseline, discovery, oracle, min_gap)
+    low, high, skipped = bootstrap_ci_counted(
+        rows, lambda r: normalign_value(*r.mean(axis=0), min_gap), seed=seed)
     return {"value": value, "ci_low": low, "ci_high": high, "undefined": value is None,
             "n": int(len(rows)), "discovery_gain": float(discovery - baseline),
-            "oracle_gain": float(oracle - baseline)}
+            "oracle_gain": float(oracle - baseline),
+            "oracle_below_baseline": bool(value is not None and oracle < baseline),
+            "undefined_resamples": skipped}
 
 
 def count_questions(asked: list[str]) -> int:
