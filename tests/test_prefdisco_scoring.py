@@ -110,6 +110,7 @@ def test_normalign_formula_and_its_undefined_band():
     assert normalign_value(2.0, 2.03, 2.06) == pytest.approx(50.0)  # 0.06: defined
     assert normalign_value(2.0, 2.3, 2.01, min_gap=1e-6) == pytest.approx(3000.0)
     assert normalign_value(2.0, 3.0, 2.0 + 5e-7, min_gap=1e-6) is None
+    assert normalign_value(2.0, 3.0, 2.0, min_gap=0) is None  # a tie never divides by zero
     empty = normalign(np.empty((0, 3)))
     assert empty["value"] is None and empty["undefined"] and empty["n"] == 0
 

@@ -35,7 +35,7 @@ def prefalign_release(scored: list[tuple[float, float]]) -> float:
 def normalign_value(baseline: float, discovery: float, oracle: float,
                     min_gap: float = MIN_GAP) -> float | None:
     gap = oracle - baseline
-    return None if abs(gap) < min_gap else 100.0 * (discovery - baseline) / gap
+    return None if gap == 0 or abs(gap) < min_gap else 100.0 * (discovery - baseline) / gap
 
 
 def normalign(rows: np.ndarray, *, min_gap: float = MIN_GAP, seed: int = 0) -> dict:
