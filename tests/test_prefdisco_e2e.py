@@ -90,6 +90,7 @@ def test_eval_through_the_cli_against_a_real_http_server(tmp_path):
     assert manifest["config"]["models"] == {"target": "openai/target", "user": "openai/user",
                                             "judge": "openai/judge"}
     assert manifest["config"]["judges"] == []
+    assert manifest["self_roles"] == []  # user and judge are other models than the target
     assert (manifest["config"]["temperature"], manifest["config"]["user_temperature"],
             manifest["config"]["judge_temperature"]) == (0.0, 0.4, 0.0)
     assert manifest["usage"]["target"]["requests"] == 13
@@ -167,3 +168,24 @@ def test_kill_9_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path):
                 json.loads((reference / "metrics.json").read_text())
             manifest = json.loads((out / "manifest.json").read_text())
             assert manifest["sessions"] == 2 and manifest["status"] == "complete"
+
+
+@pytest.mark.parametrize("models, judges, labels", [
+    ({"target": "openai/t"}, [], ["self-simulated", "self-judged"]),  # both fall back
+    ({"target": "openai/t", "judge": "openai/j"}, [], ["self-simulated"]),
+    ({"target": "openai/t", "user": "openai/u"}, ["openai/j", "openai/t"], ["self-judged"]),
+    ({"target": "openai/t", "user": "openai/u", "judge": "openai/j"}, [], []),
+])
+def test_a_run_that_grades_the_target_by_itself_says_so(tmp_path, monkeypatch, models, judges,
+                                                         labels):
+    from personalens.lenses.prefdisco.command import PrefdiscoEval
+
+    monkeypatch.setenv("OPENAI_API_KEY", "not-used")  # nothing is sent
+    from personalens.lenses.prefdisco.options import EvalOptions
+
+    lens = PrefdiscoEval(EvalOptions(data=_dataset(tmp_path / "data"), out=tmp_path / "o",
+                                     models=models, judges=judges))
+    assert lens.self_roles() == labels
+    assert lens.identity().manifest({}).self_roles == labels
+    line = lens.summary_line(type("M", (), {"n_instances": 1, "n_planned_instances": 1})())
+    assert line.endswith("".join(f" · {label.upper()}" for label in labels) or "paired")

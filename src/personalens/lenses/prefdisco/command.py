@@ -57,7 +57,18 @@ class PrefdiscoEval(Lens[EvalOptions, PrefdiscoRecord, PrefdiscoMetrics]):
                                      if self.data.is_file() else self.data),
             models={**self.roles.specs(), "judge": ",".join(j.spec for j in judges)},
             endpoints={**self.roles.endpoints(), "judge": judges[0].public()},
-            extra={"skipped_invalid": [asdict(i) for i in self.dataset.invalid]})
+            extra={"skipped_invalid": [asdict(i) for i in self.dataset.invalid],
+                   "self_roles": self.self_roles()})
+
+    def self_roles(self) -> list[str]:
+        """"self-simulated" when the target plays its own user, "self-judged" when it judges
+        itself: a run that grades a model by itself says so (the paper fixes both roles to
+        one other model for every target)."""
+        target = self.roles.specs()["target"]
+        return [label for label, same in (
+            ("self-simulated", self.roles.specs()["user"] == target),
+            ("self-judged", any(j.settings["judge"].spec == target for j in self.judges)))
+            if same]
 
     async def setup(self, context: RunContext) -> None:
         self.evaluation = Evaluation(self.options, self.roles["target"], self.roles["user"],
@@ -87,7 +98,8 @@ class PrefdiscoEval(Lens[EvalOptions, PrefdiscoRecord, PrefdiscoMetrics]):
                 f"({self.options.user}) · judge(s) "
                 f"{', '.join(j.settings['judge'].spec for j in self.judges)} · scoring "
                 f"{self.options.scoring} · {metrics.n_instances} of "
-                f"{metrics.n_planned_instances} instances paired")
+                f"{metrics.n_planned_instances} instances paired"
+                + "".join(f" · {label.upper()}" for label in self.self_roles()))
 
     def report_sections(self, report: HtmlReport, metrics: PrefdiscoMetrics,
                         records: ItemRecords[PrefdiscoRecord]) -> None:
