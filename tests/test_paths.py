@@ -17,7 +17,7 @@ import typer
 from cli_runner import personalens
 from conftest import EXAMPLE
 from personalens.cli.app import app
-from personalens.cli.path_options import user_path
+from personalens.runs.options import user_path
 from prefdisco_data import MMLU_ROW, record, write
 from prisk_double import dataset as prisk_dataset
 from test_pqb import META, QUERIES

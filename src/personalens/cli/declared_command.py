@@ -20,9 +20,9 @@ import typer
 from pydantic_core import PydanticUndefined
 
 from personalens.cli.model_options import model_roles
-from personalens.cli.path_options import path_argument, path_option
 from personalens.cli.run_output import report_outcome
 from personalens.lenses.commands import DeclaredCommand, LensCommands, TyperCommand
+from personalens.runs.options import user_path
 
 
 def lens_app(lens: LensCommands) -> typer.Typer:
@@ -84,10 +84,8 @@ def _parameter(name: str, field: pydantic.fields.FieldInfo) -> inspect.Parameter
     default = field.get_default(call_default_factory=True) if not required else None
     kind, shown = _cli_type(field.annotation)
     flags = [extra["flag"]] if extra.get("flag") else []
-    if extra.get("argument"):
-        info = path_argument(help=help_text) if kind is Path else typer.Argument(help=help_text)
-    elif kind is Path or kind == list[Path]:
-        info = path_option(*flags, help=help_text)
+    if kind is Path or kind == list[Path]:  # read like every path: ~, relative, symlinks kept
+        info = typer.Option(*flags, parser=user_path, help=help_text)
     elif kind is bool:
         info = typer.Option(*(flags or ["--" + name.replace("_", "-")]), help=help_text)
     else:

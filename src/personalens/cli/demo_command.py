@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from personalens.cli.path_options import path_option
+from personalens.runs.options import user_path
 
 if TYPE_CHECKING:  # the commands import their lenses lazily: `personalens --help` stays fast
     from personalens.lenses.personabench.metrics import PersonabenchMetrics
@@ -67,7 +67,7 @@ def summary(out: Path, metrics: "PersonabenchMetrics", k: int, model: str,
 
 
 def demo(
-    out: Annotated[Path, path_option(help="Directory for the demo's two runs.")
+    out: Annotated[Path, typer.Option(parser=user_path, help="Directory for the demo's two runs.")
                    ] = Path("runs/demo"),
 ) -> None:
     """Generate a 3-person community with the bundled model, then evaluate it offline.

@@ -9,8 +9,10 @@ reads the file again.
 from collections.abc import Iterator, Mapping
 from typing import Generic, TypeVar
 
+import pydantic
+
 from personalens.runs.failures import ItemFailure
-from personalens.runs.records import LensRecord, failure_from_line, produced
+from personalens.runs.records import LensRecord, failure_from_line
 
 Record = TypeVar("Record", bound=LensRecord)
 
@@ -58,4 +60,7 @@ class ItemRecords(Generic[Record]):
 
     def produced(self, failure: ItemFailure) -> Record | None:
         """What a failed item produced before it failed, when it is a whole record's worth."""
-        return produced(failure, self.model)
+        try:
+            return self.model.model_validate({**failure.data, "key": failure.key})
+        except pydantic.ValidationError:
+            return None

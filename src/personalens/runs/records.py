@@ -65,10 +65,3 @@ def failure_from_line(line: dict[str, Any]) -> ItemFailure:
     return ItemFailure(key=line["key"], **line["error"], data=data,
                        failed_steps=line.get("failed_steps", []))
 
-
-def produced(failure: ItemFailure, model: type[LensRecord]) -> LensRecord | None:
-    """What a failed item did produce, as the lens's record model; None when too little."""
-    try:
-        return model.model_validate({**failure.data, "key": failure.key})
-    except pydantic.ValidationError:
-        return None
