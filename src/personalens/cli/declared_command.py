@@ -7,7 +7,6 @@ and exits 3 while the run is incomplete. A lens's other commands (validate, comp
 functions in its package, given their role options the same way.
 """
 
-import importlib
 import inspect
 import types
 import typing
@@ -21,7 +20,7 @@ from pydantic_core import PydanticUndefined
 
 from personalens.cli.model_options import model_roles
 from personalens.cli.run_output import report_outcome
-from personalens.lenses.commands import DeclaredCommand, LensCommands, TyperCommand
+from personalens.lenses.commands import DeclaredCommand, LensCommands, TyperCommand, resolve
 from personalens.runs.options import user_path
 
 
@@ -50,7 +49,7 @@ def declared(command: DeclaredCommand) -> Callable:
         models = values.pop("models", None)
         given = {name: value for name, value in values.items() if value is not None}
         options = options_model.parse(**given, **({"models": models} if roles else {}))
-        report_outcome(_resolve(command.run)(options))
+        report_outcome(resolve(command.run)(options))
 
     parameters = [_parameter(name, field) for name, field in fields.items()]
     if roles:
@@ -62,15 +61,8 @@ def declared(command: DeclaredCommand) -> Callable:
 
 
 def plain(command: TyperCommand) -> Callable:
-    function = _resolve(command.function)
+    function = resolve(command.function)
     return model_roles(*command.roles)(function) if command.roles else function
-
-
-def _resolve(target: str) -> Callable:
-    """"package.module:name" -> the object (imported when the command runs, so `--help` and
-    the other commands do not load what one command needs)."""
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
 
 
 def _extra(field: pydantic.fields.FieldInfo) -> dict:

@@ -12,6 +12,12 @@ from dataclasses import dataclass, field
 from personalens.models.role_set import Role
 
 
+def resolve(target: str):
+    """"package.module:name" -> the object, imported now (not when the registry is read)."""
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 @dataclass(frozen=True)
 class DeclaredCommand:
     name: str
@@ -20,8 +26,7 @@ class DeclaredCommand:
     help: str
 
     def options_model(self):
-        module, _, name = self.options.partition(":")
-        return getattr(importlib.import_module(module), name)
+        return resolve(self.options)
 
 
 @dataclass(frozen=True)
