@@ -137,7 +137,13 @@ class FaultServer:
 
     @staticmethod
     def _completion(body: dict, text: str | None) -> bytes:
-        choices = [] if text is None else [{"index": 0, "finish_reason": "stop",
+        # As a real server does, a reply longer than max_tokens (one token per word here) is
+        # cut there and says so.
+        finish = "stop"
+        limit = body.get("max_tokens")
+        if text is not None and limit is not None and len(text.split()) > limit:
+            text, finish = " ".join(text.split()[:limit]), "length"
+        choices = [] if text is None else [{"index": 0, "finish_reason": finish,
                                             "message": {"role": "assistant", "content": text}}]
         return json.dumps({"id": "x", "object": "chat.completion", "created": 0,
                            "model": body.get("model", "m"), "choices": choices,

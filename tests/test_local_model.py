@@ -17,6 +17,10 @@ def test_bundled_smollm2_answers_one_question():
     assert "Paris" in completion.text
     assert completion.usage.prompt_tokens > 10 and 0 < completion.usage.completion_tokens <= 16
     assert model.ledger.as_dict()["target"]["requests"] == 1
+    assert completion.finish_reason == "stop" and not completion.truncated
+    story = [{"role": "user", "content": "Tell me a long story about a dragon."}]
+    cut = asyncio.run(model.complete(story, temperature=0.0, max_tokens=4, seed=0))
+    assert cut.truncated and cut.usage.completion_tokens == 4
 
 
 @pytest.mark.parametrize(("value", "threads"), [(None, 2), ("", 2), ("1", 1), (" 4 ", 4)])

@@ -328,3 +328,54 @@ def test_an_invalid_reply_of_a_deterministic_model_is_a_final_failure():
         asyncio.run(complete_structured(api_like, HELLO, Answer))
     assert not info.value.failure.final
     assert "final" not in info.value.failure.model_dump()
+
+
+def test_the_cache_keeps_the_finish_reason_and_upgrades_an_old_table(tmp_path):
+    import sqlite3
+
+    from personalens.models.completion import Completion, Usage
+
+    path = tmp_path / "c.sqlite"
+    old = sqlite3.connect(path)  # the table as caches were written before finish reasons
+    old.execute("CREATE TABLE completions (key TEXT PRIMARY KEY, text TEXT NOT NULL, "
+                "prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL)")
+    old.execute("INSERT INTO completions VALUES ('old', 'kept', 3, 1)")
+    old.commit()
+    old.close()
+    cache = ResponseCache(path)
+    kept = cache.get("old")
+    assert (kept.text, kept.usage, kept.finish_reason) == ("kept", Usage(3, 1), None)
+    cache.put("cut", Completion("half an ans", Usage(5, 3), finish_reason="length"))
+    cache.close()
+    again = ResponseCache(path).get("cut")  # reopening an upgraded table changes nothing
+    assert again.finish_reason == "length" and again.truncated and not kept.truncated
+
+
+def test_an_openai_compatible_server_says_when_it_cut_a_reply():
+    from tests.fault_server import FaultServer
+
+    with FaultServer(reply=lambda body: "one two three four five") as server:
+        model = load_model("openai/m", base_url=server.base_url, use_cache=False)
+
+        async def ask_twice():
+            try:
+                return (await model.complete(HELLO, max_tokens=8),
+                        await model.complete(HELLO, max_tokens=2))
+            finally:
+                await model.aclose()
+
+        whole, cut = asyncio.run(ask_twice())
+    assert (whole.text, whole.finish_reason, whole.truncated) == (
+        "one two three four five", "stop", False)
+    assert (cut.text, cut.finish_reason, cut.truncated) == ("one two", "length", True)
+
+
+def test_a_scripted_reply_can_script_a_cut_off_answer():
+    from personalens.models.completion import Completion
+
+    provider = ScriptedProvider(default=lambda messages, params: Completion(
+        "ANSWER", finish_reason="length"))
+    cut = asyncio.run(ChatModel("scripted", provider).complete(HELLO))
+    assert cut.truncated
+    assert asyncio.run(load_model("scripted", use_cache=False).complete(HELLO)).finish_reason \
+        == "stop"

@@ -9,8 +9,32 @@ import pytest
 from cli_runner import personalens
 from personalens.lenses.prisk.attribution import analyse_group, corrected_lmm
 from personalens.lenses.prisk.score_table import read_scores
-from personalens.stats.mixed_effects import fit_attribution
-from personalens.stats.multiple_testing import adjust
+
+
+def _statsmodels_mixedlm(frame: pd.DataFrame, coding: str = "treatment"):
+    """The reference: statsmodels MixedLM by REML, called here directly, not through the lens."""
+    import statsmodels.formula.api as smf
+
+    shift = 0.5 if coding == "effect" else 0.0
+    data = frame.assign(P=frame["profile"] - shift, M=frame["memory"] - shift)
+    model = smf.mixedlm("score ~ P * M", data, groups=data["record"])
+    try:
+        return model.fit(reml=True, method=["lbfgs", "powell"])
+    except np.linalg.LinAlgError:  # statsmodels #10239: a near-zero record variance
+        return model.fit(reml=True, method="powell")
+
+
+def _benjamini_hochberg(p: list[float]) -> list[float]:
+    """By hand: the i-th smallest of m p-values times m / i, then the running minimum from the
+    largest down, capped at 1."""
+    m = len(p)
+    order = sorted(range(m), key=lambda i: p[i])
+    adjusted, running = [0.0] * m, 1.0
+    for rank in range(m, 0, -1):
+        i = order[rank - 1]
+        running = min(running, p[i] * m / rank)
+        adjusted[i] = running
+    return adjusted
 
 
 def _table(path, risks=("irp", "sycophancy"), records=20, model=None):
@@ -41,14 +65,21 @@ def test_stats_writes_the_documented_keys(tmp_path):
     irp = metrics["lmm"]["irp"]
     assert set(irp) == {"profile", "memory", "interaction", "variance"}
     assert set(irp["profile"]) == {"beta", "se", "p", "ci_low", "ci_high", "eta_p2", "p_adj"}
-    expected = fit_attribution(frame[frame["risk"] == "irp"])
-    assert irp["profile"]["beta"] == pytest.approx(expected["profile"]["beta"])
+    # Balanced and saturated: the treatment-coded profile effect is the difference of the
+    # profile-only and base cell means, and the interaction the double difference.
+    irp_rows = frame[frame["risk"] == "irp"]
+    cell = irp_rows.groupby(["profile", "memory"])["score"].mean()
+    assert irp["profile"]["beta"] == pytest.approx(cell[1, 0] - cell[0, 0])
+    assert irp["memory"]["beta"] == pytest.approx(cell[0, 1] - cell[0, 0])
+    assert irp["interaction"]["beta"] == pytest.approx(
+        cell[1, 1] - cell[1, 0] - cell[0, 1] + cell[0, 0])
     # BH across 2 risks x 3 effects, in that order.
     p = [metrics["lmm"][r][e]["p"] for r in ("irp", "sycophancy")
          for e in ("profile", "memory", "interaction")]
     p_adj = [metrics["lmm"][r][e]["p_adj"] for r in ("irp", "sycophancy")
              for e in ("profile", "memory", "interaction")]
-    assert p_adj == pytest.approx(adjust(p, "bh"))
+    assert p_adj == pytest.approx(_benjamini_hochberg(p))
+    assert p_adj != pytest.approx(p)  # the correction did something on this table
     cells = metrics["cell_means"]["irp"]
     assert set(cells) == {"base", "profile", "retrieval", "profile_retrieval"}
     base = frame[(frame["risk"] == "irp") & (frame["profile"] == 0) & (frame["memory"] == 0)]
@@ -102,11 +133,14 @@ def test_the_lens_is_analyse_group_then_corrected_lmm(tmp_path):
         assert metrics["permutation"][risk] == group["permutation"]
         assert (group["n_records"], group["n_rows"]) == (30, 120)
     # The closed form the lens takes on this balanced table is statsmodels MixedLM's fit.
-    mixedlm = fit_attribution(table[table["risk"] == "irp"], coding="effect", solver="mixedlm")
-    for effect in ("profile", "memory", "interaction"):
-        for key in ("beta", "se", "ci_low", "ci_high"):
+    mixedlm = _statsmodels_mixedlm(table[table["risk"] == "irp"], coding="effect")
+    ci = mixedlm.conf_int(alpha=0.05)
+    for effect, term in (("profile", "P"), ("memory", "M"), ("interaction", "P:M")):
+        expected = {"beta": mixedlm.params[term], "se": mixedlm.bse[term],
+                    "ci_low": ci.loc[term, 0], "ci_high": ci.loc[term, 1]}
+        for key, value in expected.items():
             assert metrics["lmm"]["irp"][effect][key] == pytest.approx(
-                mixedlm[effect][key], rel=5e-5, abs=5e-5 * mixedlm[effect]["se"])
+                value, rel=5e-5, abs=5e-5 * mixedlm.bse[term])
 
 
 def test_corrected_lmm_adjusts_across_every_group_and_effect():
@@ -138,8 +172,14 @@ def test_a_record_missing_a_cell_is_fitted_by_mixedlm_and_left_out_of_its_tests(
                          tmp_path / "run")
     assert result.returncode == 0, result.stderr
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
-    expected = fit_attribution(frame[~gone], solver="mixedlm")
-    assert metrics["lmm"]["irp"]["profile"]["beta"] == pytest.approx(expected["profile"]["beta"])
+    expected = _statsmodels_mixedlm(frame[~gone])
+    for effect, term in (("profile", "P"), ("memory", "M"), ("interaction", "P:M")):
+        assert metrics["lmm"]["irp"][effect]["beta"] == pytest.approx(
+            expected.params[term], rel=1e-4)
+        assert metrics["lmm"]["irp"][effect]["se"] == pytest.approx(expected.bse[term], rel=1e-3)
+    # Unbalanced: the fit is not the difference of cell means any more.
+    cell = frame[~gone].groupby(["profile", "memory"])["score"].mean()
+    assert metrics["lmm"]["irp"]["profile"]["beta"] != pytest.approx(cell[1, 0] - cell[0, 0])
     assert metrics["permutation"]["irp"]["profile"]["n"] == 11
     assert metrics["permutation"]["irp"]["retrieval"]["n"] == 12
     assert metrics["cell_means"]["irp"]["profile"]["n"] == 11

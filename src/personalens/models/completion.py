@@ -21,6 +21,14 @@ class Completion:
     usage: Usage = field(default_factory=Usage)
     raw: dict[str, Any] | None = None
     cached: bool = False
+    # Why decoding stopped, as the server says it: "stop", "length" (cut off at max_tokens or
+    # the context), ...; None when a server does not say.
+    finish_reason: str | None = None
+
+    @property
+    def truncated(self) -> bool:
+        """True when the reply was cut off by a token limit rather than ended by the model."""
+        return self.finish_reason == "length"
 
 
 class Provider(Protocol):

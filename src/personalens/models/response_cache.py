@@ -36,20 +36,32 @@ class ResponseCache:
             "key TEXT PRIMARY KEY, text TEXT NOT NULL, "
             "prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL)"
         )
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(completions)")}
+        if "finish_reason" not in columns:
+            # A cache written before finish reasons were kept gains the column; its old rows
+            # read back with None ("not said"), as from a server that does not say.
+            try:
+                self._db.execute("ALTER TABLE completions ADD COLUMN finish_reason TEXT")
+            except sqlite3.OperationalError as exc:  # another process added it first
+                if "duplicate column" not in str(exc):
+                    raise
 
     def get(self, key: str) -> Completion | None:
         row = self._db.execute(
-            "SELECT text, prompt_tokens, completion_tokens FROM completions WHERE key = ?", (key,)
+            "SELECT text, prompt_tokens, completion_tokens, finish_reason FROM completions "
+            "WHERE key = ?", (key,)
         ).fetchone()
         if row is None:
             return None
-        return Completion(text=row[0], usage=Usage(row[1], row[2]), cached=True)
+        return Completion(text=row[0], usage=Usage(row[1], row[2]), cached=True,
+                          finish_reason=row[3])
 
     def put(self, key: str, completion: Completion) -> None:
         self._db.execute(
-            "INSERT OR REPLACE INTO completions VALUES (?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO completions "
+            "(key, text, prompt_tokens, completion_tokens, finish_reason) VALUES (?, ?, ?, ?, ?)",
             (key, completion.text, completion.usage.prompt_tokens,
-             completion.usage.completion_tokens),
+             completion.usage.completion_tokens, completion.finish_reason),
         )
 
     def close(self) -> None:

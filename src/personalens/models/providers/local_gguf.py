@@ -125,9 +125,11 @@ class LocalGGUFProvider:
             message = error.get("message", "no choices") if isinstance(error, dict) else error
             raise PermanentModelError("local_model_error", str(message))
         usage = response.get("usage", {})
+        choice = response["choices"][0]
         return Completion(
-            text=response["choices"][0]["message"].get("content") or "",
+            text=choice["message"].get("content") or "",
             usage=Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)),
+            finish_reason=choice.get("finish_reason"),
         )
 
 

@@ -76,4 +76,5 @@ def _completion(response: Any) -> Completion:
             prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
             completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
         ),
+        finish_reason=getattr(choices[0], "finish_reason", None),
     )

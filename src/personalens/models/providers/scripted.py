@@ -9,7 +9,7 @@ from typing import Any
 from personalens.errors import InputError
 from personalens.models.completion import Completion, Message, Usage
 
-Reply = str | Callable[[list[Message], dict[str, Any]], str]
+Reply = str | Callable[[list[Message], dict[str, Any]], "str | Completion"]
 
 
 class ScriptedProvider:
@@ -17,7 +17,8 @@ class ScriptedProvider:
 
     A reply may be a callable taking the messages and the request params (response_format,
     temperature, ...); it may raise `TransientModelError` or `PermanentModelError` to script
-    faults.
+    faults, or return a whole `Completion` to script its finish reason (a cut-off reply).
+    Text replies finish with "stop".
     """
 
     endpoint = "scripted"
@@ -43,8 +44,10 @@ class ScriptedProvider:
         last_user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
         reply = next((r for pattern, r in self.rules if pattern.search(last_user)), self.default)
         text = reply(messages, params) if callable(reply) else reply
+        if isinstance(text, Completion):
+            return text
         words = sum(len(m["content"].split()) for m in messages)
-        return Completion(text=text, usage=Usage(words, len(text.split())))
+        return Completion(text=text, usage=Usage(words, len(text.split())), finish_reason="stop")
 
 
 def load_rules(path: Path, *, keep_calls: bool = True) -> ScriptedProvider:
