@@ -7,6 +7,9 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from personalens.errors import InputError
 from personalens.runs.progress import ItemProgress, ProgressLines, line_interval
 
 
@@ -52,11 +55,29 @@ def test_lines_come_at_the_interval_while_nothing_finishes():
 def test_the_interval_comes_from_the_environment(monkeypatch):
     monkeypatch.setenv("PERSONALENS_PROGRESS_INTERVAL", "2.5")
     assert line_interval() == 2.5
-    for bad in ("soon", "0", "-3"):
+    for bad in ("soon", "0", "-3", "nan", "inf"):
         monkeypatch.setenv("PERSONALENS_PROGRESS_INTERVAL", bad)
-        assert line_interval() == 30.0
+        with pytest.raises(InputError, match=f"PERSONALENS_PROGRESS_INTERVAL='{bad}'"):
+            line_interval()
+    monkeypatch.setenv("PERSONALENS_PROGRESS_INTERVAL", " ")
+    assert line_interval() == 30.0
     monkeypatch.delenv("PERSONALENS_PROGRESS_INTERVAL")
     assert line_interval() == 30.0
+
+
+def test_a_bad_interval_is_one_line_exit_2_before_anything_is_written(tmp_path):
+    from cli_runner import personalens
+
+    pd_table = "record,profile,memory,score\n" + "".join(
+        f"r{r},{p},{m},{r + p}\n" for r in range(3) for p in (0, 1) for m in (0, 1))
+    (tmp_path / "s.csv").write_text(pd_table)
+    result = personalens("prisk", "stats", "--scores", tmp_path / "s.csv", "--out",
+                         tmp_path / "run", env={"PERSONALENS_PROGRESS_INTERVAL": "10s"})
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "personalens: error: PERSONALENS_PROGRESS_INTERVAL='10s': give the seconds between "
+        "progress lines, a number above 0"]
+    assert not (tmp_path / "run").exists()
 
 
 _SLOW_RUN = """

@@ -45,13 +45,13 @@ class Outcome:
 
 def run_lens(lens: Lens, out: Path, *, progress: bool = True) -> Outcome:
     """Run (or resume) `lens` into `out`. Everything that can refuse the input already has."""
+    display = ItemProgress(lens.name, enabled=progress)  # may refuse its setting: before any write
     run = RunDirectory.open(out, lens.identity().manifest(package_versions()))
     status = "interrupted"
     terminated: list[int] = []
     try:
         with _sigterm_as_interrupt(terminated):
-            outcome = asyncio.run(_lifecycle(lens, run, ItemProgress(lens.name,
-                                                                     enabled=progress)))
+            outcome = asyncio.run(_lifecycle(lens, run, display))
         status = "complete" if outcome.complete else "incomplete"
         return outcome
     except KeyboardInterrupt:

@@ -2,6 +2,7 @@
 elsewhere (a pipe, a log file, CI, a batch job), where a live bar would only appear at the end.
 """
 
+import math
 import os
 import sys
 import threading
@@ -18,6 +19,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from personalens.errors import InputError
+
 INTERVAL_ENV = "PERSONALENS_PROGRESS_INTERVAL"
 DEFAULT_INTERVAL = 30.0  # seconds between progress lines when stderr is not a terminal
 
@@ -29,9 +32,10 @@ class ItemProgress:
                  stream: TextIO | None = None, interval: float | None = None):
         console = Console(stderr=True) if stream is None else Console(file=stream)
         self._lines = None
+        if enabled and interval is None:
+            interval = line_interval()  # checked on a terminal too, where it is not used yet
         if enabled and not console.is_terminal:
-            self._lines = ProgressLines(description, stream or sys.stderr,
-                                        interval if interval is not None else line_interval())
+            self._lines = ProgressLines(description, stream or sys.stderr, interval)
         self._progress = Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[steps]}"), TimeElapsedColumn(), TimeRemainingColumn(),
@@ -68,13 +72,19 @@ class ItemProgress:
 
 
 def line_interval() -> float:
-    """Seconds between progress lines: $PERSONALENS_PROGRESS_INTERVAL, else 30."""
+    """Seconds between progress lines: $PERSONALENS_PROGRESS_INTERVAL, else 30; a value that is
+    not a positive number is bad input (silently printing every 30 s would hide the typo)."""
     value = os.environ.get(INTERVAL_ENV, "").strip()
+    if not value:
+        return DEFAULT_INTERVAL
     try:
-        seconds = float(value) if value else DEFAULT_INTERVAL
+        seconds = float(value)
     except ValueError:
-        seconds = DEFAULT_INTERVAL
-    return seconds if seconds > 0 else DEFAULT_INTERVAL
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise InputError(f"{INTERVAL_ENV}={value!r}: give the seconds between progress lines, "
+                         "a number above 0")
+    return seconds
 
 
 class ProgressLines:
