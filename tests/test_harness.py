@@ -145,6 +145,17 @@ def test_a_different_identity_and_duplicate_keys_are_refused(tmp_path):
         run_lens(ToyLens(keys=["a", "b", "a"]), tmp_path / "other", progress=False)
 
 
+def test_a_run_names_its_record_schema_and_a_newer_one_does_not_resume_it(tmp_path, monkeypatch):
+    run_lens(ToyLens(keys=["a"]), tmp_path / "run", progress=False)
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["schema"] == "toy/1"
+    monkeypatch.setattr(ToyRecord, "schema_version", 2)  # what a toy record holds changed
+    with pytest.raises(InputError, match="holds toy/1 records and this personalens writes toy/2"):
+        run_lens(ToyLens(keys=["a", "b"]), tmp_path / "run", progress=False)
+    assert [json.loads(line)["key"] for line in
+            (tmp_path / "run" / "records.jsonl").read_text().splitlines()] == ["a"]
+
+
 def test_usage_per_role_and_cost_add_up_across_sessions(tmp_path):
     out = tmp_path / "run"
     run_lens(ToyLens(failing={"c"}, prices={"target": (1.0, 2.0)}), out, progress=False)

@@ -46,7 +46,8 @@ class Outcome:
 def run_lens(lens: Lens, out: Path, *, progress: bool = True) -> Outcome:
     """Run (or resume) `lens` into `out`. Everything that can refuse the input already has."""
     display = ItemProgress(lens.name, enabled=progress)  # may refuse its setting: before any write
-    run = RunDirectory.open(out, lens.identity().manifest(package_versions()))
+    run = RunDirectory.open(out, lens.identity().manifest(
+        package_versions(), schema=lens.record_model.schema_tag()))
     status = "interrupted"
     terminated: list[int] = []
     try:

@@ -52,11 +52,11 @@ class RunIdentity(pydantic.BaseModel):
     command: str = pydantic.Field(default_factory=lambda: " ".join(["personalens",
                                                                     *sys.argv[1:]]))
 
-    def manifest(self, versions: dict[str, str]) -> Manifest:
+    def manifest(self, versions: dict[str, str], schema: str | None = None) -> Manifest:
         config = self.options.identity()
         if self.dataset_hash:
             config["dataset_hash"] = self.dataset_hash
-        return Manifest(command=self.command, config=config, versions=versions,
+        return Manifest(command=self.command, config=config, versions=versions, schema=schema,
                         dataset_hash=self.dataset_hash, seeds=self.seeds, models=self.models,
                         endpoints=self.endpoints, **self.extra)
 

@@ -194,10 +194,20 @@ def _refusal(previous: dict[str, Any] | None, manifest: Manifest) -> str | None:
                 f"{previous.get('contract', 1)}, now {CONTRACT}), whose options were identified "
                 "differently, so it cannot be resumed; its files are untouched: finish it with "
                 "the personalens that wrote it or choose another --out")
+    written = previous.get("schema") or _first_version(manifest.schema)
+    if manifest.schema and written != manifest.schema:
+        return (f"run directory holds {written} records and this personalens writes "
+                f"{manifest.schema} (what a record holds changed), so it cannot be resumed; its "
+                "files are untouched: finish it with the personalens that wrote it or choose "
+                "another --out")
     if previous.get("config") != manifest.config:
         return ("run directory holds a run with a different configuration; resume it with the "
                 "same options or choose another --out")
     return None
+
+
+def _first_version(schema: str | None) -> str | None:
+    return None if schema is None else f"{schema.partition('/')[0]}/1"
 
 
 def _read_manifest(path: Path) -> dict[str, Any] | None:
