@@ -148,7 +148,7 @@ def test_a_different_identity_and_duplicate_keys_are_refused(tmp_path):
 def test_a_run_names_its_record_schema_and_a_newer_one_does_not_resume_it(tmp_path, monkeypatch):
     run_lens(ToyLens(keys=["a"]), tmp_path / "run", progress=False)
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    assert manifest["schema"] == "toy/1"
+    assert manifest["record_schema"] == "toy/1"
     monkeypatch.setattr(ToyRecord, "schema_version", 2)  # what a toy record holds changed
     with pytest.raises(InputError, match="holds toy/1 records and this personalens writes toy/2"):
         run_lens(ToyLens(keys=["a", "b"]), tmp_path / "run", progress=False)

@@ -91,17 +91,17 @@ def test_a_run_written_before_contract_2_is_refused_with_the_reason_and_left_unt
     assert (run_dir / "records.jsonl").read_text() == '{"key": "a", "status": "ok"}\n'
 
 
-@pytest.mark.parametrize("written", [{"schema": "x.eval/1"}, {}])
+@pytest.mark.parametrize("written", [{"record_schema": "x.eval/1"}, {}])
 def test_a_run_of_an_older_record_schema_is_refused_and_left_untouched(tmp_path, written):
     # A manifest that names no schema was written before manifests did: version 1.
     RunDirectory.open(tmp_path / "run", {**MANIFEST, **written}).close("interrupted")
     saved = (tmp_path / "run" / "manifest.json").read_text()
     with pytest.raises(InputError, match=r"holds x\.eval/1 records and this personalens writes "
                                          r"x\.eval/2 \(what a record holds changed\)"):
-        RunDirectory.open(tmp_path / "run", {**MANIFEST, "schema": "x.eval/2"})
+        RunDirectory.open(tmp_path / "run", {**MANIFEST, "record_schema": "x.eval/2"})
     assert (tmp_path / "run" / "manifest.json").read_text() == saved
-    again = RunDirectory.open(tmp_path / "run", {**MANIFEST, "schema": "x.eval/1"})
-    assert again.manifest.sessions == 2 and again.manifest.schema == "x.eval/1"
+    again = RunDirectory.open(tmp_path / "run", {**MANIFEST, "record_schema": "x.eval/1"})
+    assert again.manifest.sessions == 2 and again.manifest.record_schema == "x.eval/1"
     again.close("complete")
 
 

@@ -56,7 +56,8 @@ class RunIdentity(pydantic.BaseModel):
         config = self.options.identity()
         if self.dataset_hash:
             config["dataset_hash"] = self.dataset_hash
-        return Manifest(command=self.command, config=config, versions=versions, schema=schema,
+        return Manifest(command=self.command, config=config, versions=versions,
+                        record_schema=schema,
                         dataset_hash=self.dataset_hash, seeds=self.seeds, models=self.models,
                         endpoints=self.endpoints, **self.extra)
 

@@ -21,7 +21,7 @@ class Manifest(pydantic.BaseModel):
     # The record schema the run writes ("prisk.eval/2"): resuming under another version, whose
     # records mean something else, is refused. A run written before manifests said it wrote
     # version 1 of its records.
-    schema: str | None = None
+    record_schema: str | None = None
     command: str = ""
     config: dict[str, Any] = {}
     versions: dict[str, str] = {}

@@ -194,10 +194,10 @@ def _refusal(previous: dict[str, Any] | None, manifest: Manifest) -> str | None:
                 f"{previous.get('contract', 1)}, now {CONTRACT}), whose options were identified "
                 "differently, so it cannot be resumed; its files are untouched: finish it with "
                 "the personalens that wrote it or choose another --out")
-    written = previous.get("schema") or _first_version(manifest.schema)
-    if manifest.schema and written != manifest.schema:
+    written = previous.get("record_schema") or _first_version(manifest.record_schema)
+    if manifest.record_schema and written != manifest.record_schema:
         return (f"run directory holds {written} records and this personalens writes "
-                f"{manifest.schema} (what a record holds changed), so it cannot be resumed; its "
+                f"{manifest.record_schema} (what a record holds changed), so it cannot be resumed; its "
                 "files are untouched: finish it with the personalens that wrote it or choose "
                 "another --out")
     if previous.get("config") != manifest.config:
