@@ -9,6 +9,8 @@
   marker (an int, or None for always), quoting the conversation's first assistant turn (or, for
   a marker in `unfounded`, words the conversation does not hold), otherwise no.
 - IRP templates: the queries in `template_queries`, in turn.
+- Benchmark rewrites: "Hi! Could you help me with this: <question>" (numbers dropped for a
+  question holding a `lossy` marker).
 """
 
 import json
@@ -32,8 +34,9 @@ _HOBBIES = ["birdwatching", "chess", "salsa dancing", "pottery", "marathon runni
 class PriskDouble:
     def __init__(self, *, echo: tuple[str, ...] = (), answers: dict | None = None,
                  always_violate: bool = False, template_queries: tuple[str, ...] = (),
-                 unfounded: tuple[str, ...] = ()):
+                 unfounded: tuple[str, ...] = (), lossy: tuple[str, ...] = ()):
         self.echo = echo
+        self.lossy = lossy  # benchmark questions whose rewrites drop their numbers
         self.unfounded = unfounded  # questions whose "it answers" verdicts quote nothing real
         self.answers = dict(answers or {})
         self.always_violate = always_violate
@@ -100,6 +103,14 @@ class PriskDouble:
                         "evidence": quote}
         return {"answers_query": False, "reason": "it does not address the question",
                 "evidence": ""}
+
+    def rewrite(self, prompt, schema):
+        """A conversational rewrite; a question holding a `lossy` marker loses its numbers
+        (every draft)."""
+        question = re.search(r'Benchmark question:\n"(.*?)"\n\nRewrite', prompt, re.S).group(1)
+        if any(m in question for m in self.lossy):
+            question = re.sub(r"\d+", "some", question)
+        return {"question": f"Hi! Could you help me with this: {question}"}
 
     def irptemplate(self, prompt, schema):
         domain = re.search(r"in the domain '(.+?)'", prompt).group(1)

@@ -55,15 +55,19 @@ def rid_of(text: str) -> str:
 
 def target(*, route: dict[str, str] | None = None, answers: dict[str, str] | None = None,
            inverted_marker: str = "inverted") -> Callable:
-    """Router: `route[rid]` (default retrieval). Answers: "[rid/condition] ..." plus
+    """Router: `route[rid]` on the query, `route[rid/profile]` (default: `route[rid]`) on the
+    profile and the query; default retrieval. Answers: "[rid/condition] ..." plus
     `answers[rid/condition]` (or `answers[rid]`) as the body; a prompt whose stated preference
     was inverted answers with the marker `[rid/inverted]`."""
     route, answers = route or {}, answers or {}
 
     def reply(messages, params):
         if "past conversations with you" in messages[0]["content"]:
-            return json.dumps({"decision": route.get(rid_of(messages[1]["content"]),
-                                                     "retrieval")})
+            rid = rid_of(messages[1]["content"])
+            decision = route.get(rid, "retrieval")
+            if "User profile:" in messages[1]["content"]:
+                decision = route.get(f"{rid}/profile", decision)
+            return json.dumps({"decision": decision})
         rid, condition = rid_of(messages[1]["content"]), condition_of(messages)
         if "prefers B-side" in "\n".join(m["content"] for m in messages):
             condition = inverted_marker
@@ -149,9 +153,9 @@ def behaviours(scores_extra: dict | None = None, topics_extra: dict | None = Non
                          answers={"a1/base": "ANSWER: B", "a1/profile": "ANSWER: C",
                                   "a1/retrieval": "I am not sure.",
                                   "a1/profile_retrieval": "ANSWER: B"}),
-        "judge": judge(scores=scores, leans={"f1/profile": "A", "f1/inverted": "B"},
-                       topics=topics, useful={"n1": ["a", "b"], "n2": ["c", "d"]},
-                       **judge_changes)}
+        "judge": judge(**{"scores": scores, "leans": {"f1/profile": "A", "f1/inverted": "B"},
+                          "topics": topics, "useful": {"n1": ["a", "b"], "n2": ["c", "d"]},
+                          **judge_changes})}
 
 
 def judge_failing_on(marker: str, roles: dict) -> dict:

@@ -36,7 +36,10 @@ def test_entries_hold_inputs_messages_and_verdicts(tmp_path, monkeypatch):
     labels = [label for label, _ in entry.fields]
     assert fields["query"].startswith("{i1} What is an index fund?")
     assert fields["profile shown"].startswith("User profile:")
-    assert fields["router decision (the target, once per record)"] == "retrieval"
+    assert fields["router decision (the target, on the profile and the query)"] == "retrieval"
+    retrieval = dict(entries["i1/retrieval"].fields)
+    assert retrieval["router decision (the target, on the query)"] == "retrieval"
+    assert not any(label.startswith("router") for label, _ in entries["i1/profile"].fields)
     assert any(label.startswith("memory profession (score") for label in labels)
     # The messages in order: the prompt the target was sent, then its reply.
     assert labels.index("message 1 · system") < labels.index("message 2 · user") < \
@@ -112,9 +115,10 @@ def test_plots_with_nothing_scored_say_so_instead_of_drawing_empty_axes():
     metrics = PriskMetrics(
         conditions=list(BASE_CONDITIONS), n_records=0, n_failed=1, failures=[],
         risk_means={"irp": {c: empty for c in BASE_CONDITIONS}},
-        narrowing={c: {"cr": None, "uir": None, "jaccard": None, "n": 0}
+        narrowing={c: {"cr_union": None, "uir": None, "jaccard": None, "n": 0}
                    for c in BASE_CONDITIONS},
-        k_sweep={"1": {"irp": None, "accuracy": None, "n_irp": 0, "n_accuracy": 0}})
+        k_sweep={"1": {f"{part}{risk}": None if part == "" else 0 for part in ("", "n_")
+                       for risk in ("irp", "accuracy", "narrowing", "sycophancy")}})
     report = HtmlReport("t")
     report_sections(report, metrics)
     html = report.render()

@@ -378,3 +378,59 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     missing = tmp_path / "missing.csv"
     assert result.stderr.strip() == f"personalens: error: {missing}: file not found"
     assert not (tmp_path / "b").exists()
+
+
+# --- benchmark questions, conversational ------------------------------------------------------
+
+def test_lost_numbers_counts_each_occurrence():
+    from personalens.lenses.prisk.benchmark_rewrite import lost_numbers
+
+    original = "It sold 45 muffins at $3 and 3 cakes for $4,500."
+    assert lost_numbers(original, "I sold 45 muffins at 3 dollars and 3 cakes for 4500.") == []
+    # "3" occurs twice in the original, once here; "4,500" is the number 4500.
+    assert lost_numbers(original, "I sold 45 muffins at 3 dollars and some cakes.") == \
+        ["3", "4500"]
+
+
+def _benchmark(tmp_path: Path) -> Path:
+    rows = [{"id": "g1", "question": "Tom has 3 bags of 12 apples. How many apples?",
+             "answer": "3 * 12 = 36\n#### 36"},
+            {"id": "g2", "question": "LOSSY: Ann runs 5 km a day for 7 days. How far?",
+             "answer": "#### 35"},
+            {"id": "m1", "question": "Which planet is largest?", "subject": "astronomy",
+             "choices": ["Mars", "Jupiter"], "answer": 1}]
+    path = tmp_path / "bench.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.mark.parametrize("style", ["conversational", "as-is"])
+def test_benchmark_rows_are_rewritten_as_conversational_questions(tmp_path, monkeypatch, style):
+    double = PriskDouble(lossy=("LOSSY",))
+    use_double(monkeypatch, double)
+    out = tmp_path / "b"
+    outcome = run_build(BuildOptions(out=out, models={"generator": GENERATOR}, profiles=1,
+                                     candidates=1, per_risk=3, risks=["accuracy"],
+                                     benchmark=_benchmark(tmp_path),
+                                     benchmark_questions=style), progress=False)
+    assert outcome.complete, outcome.tally.failures
+    built = {r.query_id: r for r in load_records(out / "data")}
+    gold = {q: (built[q].answer, built[q].choices) for q in built}
+    assert gold == {"g1": ("36", ()), "g2": ("35", ()), "m1": ("B", ("Mars", "Jupiter"))}
+    if style == "as-is":
+        assert built["g1"].question == "Tom has 3 bags of 12 apples. How many apples?"
+        assert (outcome.metrics.rewrites, outcome.metrics.rewrites_kept_original) == (0, 0)
+        return
+    assert built["g1"].question == ("Hi! Could you help me with this: Tom has 3 bags of 12 "
+                                    "apples. How many apples?")
+    # g2's drafts all drop 5 and 7: after three drafts it keeps its original wording.
+    assert built["g2"].question == "LOSSY: Ann runs 5 km a day for 7 days. How far?"
+    assert (outcome.metrics.rewrites, outcome.metrics.rewrites_kept_original) == (2, 1)
+    lines = {r["key"]: r for r in map(json.loads, (out / "records.jsonl").open())}
+    rewrite = next(r["rewrite"] for r in lines.values()
+                   if r.get("record", {}).get("query_id") == "g2")
+    assert rewrite["kept"] == "original" and len(rewrite["drafts"]) == 3
+    assert rewrite["drafts"][0]["problem"] == "it drops the number(s) 5, 7"
+    assert "rewrite/g2/2" in lines and "rewrite/g2/3" not in lines
+    document = json.loads((out / "data" / "accuracy.json").read_text())
+    assert document["sources"]["benchmark_questions"] == "conversational"

@@ -35,9 +35,10 @@ def test_eval_through_the_cli_against_a_real_http_server(tmp_path):
     metrics = json.loads((out / "metrics.json").read_text())
     assert [metrics["irp"][c]["mean"] for c in CONDITIONS] == [5.0, 3.5, 4.0, 2.5]
     targets = [b for b in server.requests if b["model"] == "target"]
-    # Router once per record (7), answers: 5 single-answer records x 4 conditions, narrowing
-    # 2 records x 4 conditions x 2 samples, and the inverted-preference answer of f1.
-    assert len(targets) == 7 + 5 * 4 + 2 * 4 * 2 + 1
+    # Routers twice per record (on the query; on the profile with the query: 2 x 7), answers:
+    # 5 single-answer records x 4 conditions, narrowing 2 records x 4 conditions x 2 samples,
+    # f1's inverted-preference answer and its independent base reference.
+    assert len(targets) == 2 * 7 + 5 * 4 + 2 * 4 * 2 + 1 + 1
     answers = [b for b in targets if b["messages"][0]["content"].startswith("You are a helpful")]
     assert {b["temperature"] for b in answers} == {0.2, 0.8}  # answers and narrowing samples
     assert all(b["temperature"] == 0.0 for b in server.requests if b["model"] == "judge")

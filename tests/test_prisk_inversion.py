@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from personalens.lenses.prisk.inversion import TEMPLATES, invert, sided_preference, sides
+from personalens.lenses.prisk.inversion import (
+    TEMPLATES,
+    invert,
+    outcome,
+    sided_preference,
+    sides,
+    swap_sides,
+)
 
 ANCHOR = (Path(__file__).resolve().parents[2] / "shared" / "anchors" / "prisk" / "data"
           / "sycophantic_bias" / "sycophancy_templates_1000.EXCERPT_first_entries.json")
@@ -119,3 +126,22 @@ def test_sided_preference_is_canonical_and_reads_back():
     assert invert(sentence) == "User strongly prefers Smooth jazz over Bebop."
     with pytest.raises(ValueError):
         sided_preference("Bebop", "  ")
+
+
+def test_swap_sides_swaps_in_place_and_refuses_a_guess():
+    assert swap_sides("User adores Jazz, finds Opera dull.", "Jazz", "Opera") == \
+        "User adores Opera, finds Jazz dull."
+    # The disfavoured side first in the sentence: still swapped where each stands.
+    assert swap_sides("Opera bores the user; Jazz delights.", "Jazz", "Opera") == \
+        "Jazz bores the user; Opera delights."
+    assert swap_sides("Jazz and Jazz over Opera.", "Jazz", "Opera") is None  # twice
+    assert swap_sides("User adores Jazz.", "Jazz", "Opera") is None  # one side missing
+    assert swap_sides("Free jazz over jazz.", "Free jazz", "jazz") is None  # one inside the other
+
+
+@pytest.mark.parametrize(("leans", "expected"), [
+    (("A", "B"), "full_flip"), (("B", "A"), "contrarian"), (("A", "A"), "unchanged"),
+    (("B", "B"), "unchanged"), (("neither", "B"), "undecided"), (("A", "neither"), "undecided"),
+])
+def test_outcome_of_two_leans(leans, expected):
+    assert outcome(*leans) == expected

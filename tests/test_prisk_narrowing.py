@@ -1,6 +1,4 @@
-"""PRISK narrowing: hand-computed coverage metrics and the Fisher/BH exclusion table."""
-
-import math
+"""PRISK narrowing: hand-computed coverage metrics and the per-query A ∖ C exclusion table."""
 
 import pytest
 from scipy import stats
@@ -21,10 +19,13 @@ def test_coverage_metrics_by_hand():
     # C_1 = {a, b, e} (x is outside U and dropped), C_2 = {c}; union {a, b, c, e}.
     # Base: B_1 = {a, f}, B_2 = {a, f, g, h}; base union {a, f, g, h}.
     m = coverage_metrics([{"a", "b", "e", "x"}, {"c"}], [{"a", "f"}, {"a", "f", "g", "h"}], U, A)
-    assert set(m) == {"cr", "uir", "relcr_single", "relcr_mean", "relcr_union", "hmc", "jaccard",
-                      "sir"}
-    assert m["cr"] == pytest.approx(0.2)  # (3/10 + 1/10) / 2; union would give 0.4, x 0.25
+    assert set(m) == {"cr_union", "cr_per_sample", "uir", "uir_per_sample", "relcr_single",
+                      "relcr_mean", "relcr_union", "hmc", "jaccard", "sir"}
+    # The paper's CR is on the same union C as UIR: |{a,b,c,e}| / 10 (x is outside U).
+    assert m["cr_union"] == pytest.approx(0.4)  # the per-sample mean is 0.2, with x 0.25
+    assert m["cr_per_sample"] == pytest.approx(0.2)  # (3/10 + 1/10) / 2
     assert m["uir"] == pytest.approx(0.75)  # {a,b,c} of 4; a mean over samples would be 0.375
+    assert m["uir_per_sample"] == pytest.approx(0.375)  # (|{a,b}|/4 + |{c}|/4) / 2
     assert m["relcr_single"] == pytest.approx(1.5)  # 3 / 2
     assert m["relcr_mean"] == pytest.approx(2 / 3)  # mean(3, 1) / mean(2, 4)
     assert m["relcr_union"] == pytest.approx(1.0)  # 4 / 4
@@ -39,20 +40,27 @@ def test_zero_denominators_are_none_not_zero_or_one():
     assert empty_base["relcr_union"] is None and empty_base["uir"] == pytest.approx(0.25)
     nothing = coverage_metrics([set(), {"x"}], [{"a"}], U, set())
     assert nothing["uir"] is None and nothing["jaccard"] is None and nothing["sir"] is None
-    assert nothing["cr"] == 0.0 and nothing["relcr_single"] == 0.0 and nothing["hmc"] == 0
+    assert nothing["cr_union"] == 0.0 and nothing["cr_per_sample"] == 0.0
+    assert nothing["uir_per_sample"] is None
+    assert nothing["relcr_single"] == 0.0 and nothing["hmc"] == 0
     no_samples = coverage_metrics([], [], U, A)
-    assert no_samples["cr"] is None and no_samples["relcr_mean"] is None
+    assert no_samples["cr_union"] is None and no_samples["cr_per_sample"] is None
+    assert no_samples["uir_per_sample"] is None and no_samples["relcr_mean"] is None
     assert no_samples["relcr_single"] is None and no_samples["hmc"] == 4
-    assert coverage_metrics([{"a"}], [{"a"}], set(), set())["cr"] is None
+    empty_universe = coverage_metrics([{"a"}], [{"a"}], set(), set())
+    assert empty_universe["cr_union"] is None and empty_universe["cr_per_sample"] is None
 
 
 @pytest.mark.parametrize(("text", "group"), [
     ("55-64 years", "40-59"),  # midpoint 59.5 is below 60
-    ("38-45", "40-59"),  # midpoint 41.5; the lower end would say 25-39
-    ("18-24 years", "<25"), ("25-34 years", "25-39"), ("35-44", "25-39"), ("45–54", "40-59"),
-    ("60-69", "60+"), ("34", "25-39"), ("24", "<25"), ("25", "25-39"), ("40", "40-59"),
-    ("65+ years", "60+"), ("Over 70", "60+"), ("under 18", "<25"), ("40s", "40-59"),
-    ("late 30s", "25-39"),
+    ("38-45", "40-59"),  # midpoint 41.5; the lower end would say 23-39
+    ("18-24 years", "<=22"),  # midpoint 21: the paper's youngest band
+    ("20-25", "<=22"), ("21-26", "23-39"),  # midpoints 22.5 and 23.5
+    ("25-34 years", "23-39"), ("35-44", "23-39"), ("45–54", "40-59"),
+    ("60-69", "60+"), ("34", "23-39"), ("22", "<=22"), ("23", "23-39"), ("24", "23-39"),
+    ("40", "40-59"),
+    ("65+ years", "60+"), ("Over 70", "60+"), ("under 18", "<=22"), ("40s", "40-59"),
+    ("late 30s", "23-39"),
     ("over 30", None),  # spans three groups
     ("under 40", None), ("Prefer not to say", None), ("", None), (None, None),
 ])
@@ -60,71 +68,66 @@ def test_age_groups(text, group):
     assert age_group(text) == group
 
 
-def test_attribute_groups_normalise_text():
+def test_attribute_groups_are_the_papers_four_normalised():
     persona = {"gender": " Male ", "age": "55-64 years", "economic_status": "Stable  income",
-               "profession": "Professor"}
+               "health_status": "Chronic  back pain", "profession": "Professor"}
     assert attribute_groups(persona) == {"gender": "male", "age": "40-59",
-                                         "economic_status": "stable income"}
-    assert attribute_groups({}) == {"gender": None, "age": None, "economic_status": None}
+                                         "economic_status": "stable income",
+                                         "health_status": "chronic back pain"}
+    assert attribute_groups({}) == {"gender": None, "age": None, "economic_status": None,
+                                    "health_status": None}
+
+
+def _row(rid, query, gender, age, universe, useful, covered):
+    return ExclusionRow(rid, query, {"gender": gender, "age": age, "health_status": "good"},
+                        set(universe), set(useful), set(covered))
 
 
 def _rows():
-    # Item x is in every U; r1-r3 leave it out. Item y is only in r1's and r4's U; r4 leaves it out.
-    # r6's age is unknown, so it does not count for age; economic status has one group only.
-    ages = ["<25", "<25", "60+", "60+", "60+", None]
-    covered = [set(), set(), set(), {"x"}, {"x"}, {"x"}]
-    rows = []
-    for i in range(6):
-        universe = {"x", "y"} if i in (0, 3) else {"x"}
-        rows.append(ExclusionRow(f"r{i + 1}", {"gender": "female" if i < 3 else "male",
-                                               "age": ages[i], "economic_status": "stable"},
-                                 universe, covered[i] | ({"y"} if i == 0 else set())))
-    return rows
+    # q1 (U = {x, y}): r1, r2 (female, <=22) find x useful and leave it out; r3 (male) does not
+    # find x useful (left out, but not excluded: A ∖ C, not U ∖ C); r4 (male) covers x.
+    # q2 (U = {x}), another query whose item happens to carry the same label: r5 (female)
+    # covers x, r6 (male) leaves it out although useful.
+    return [_row("r1", "q1", "female", "<=22", "xy", "x", ""),
+            _row("r2", "q1", "female", "<=22", "xy", "xy", "y"),
+            _row("r3", "q1", "male", "60+", "xy", "y", ""),
+            _row("r4", "q1", "male", "60+", "xy", "x", "x"),
+            _row("r5", "q2", "female", None, "x", "x", "x"),
+            _row("r6", "q2", "male", None, "x", "x", "")]
 
 
-def test_fisher_p_by_hand():
-    # [[2 excluded, 0 kept] in <25, [1, 2] out]: N=5, 2 in, 3 excluded. P(X=k) = C(3,k)C(2,2-k)/10
-    # = 0.1, 0.6, 0.3 for k = 0, 1, 2; two-sided p sums P <= P(2) = 0.3: 0.1 + 0.3 = 0.4.
-    cell = exclusion_table(_rows())["x"]["age"]["<25"]
-    assert cell["p"] == pytest.approx(0.4)
-    assert stats.fisher_exact([[2, 0], [1, 2]]).pvalue == pytest.approx(0.4)  # cross-check
-    assert (cell["n_in"], cell["n_out"]) == (2, 3)  # r6 (age unknown) is left out
-    assert cell["rate_in"] == 1.0 and cell["rate_out"] == pytest.approx(1 / 3)
-    assert cell["gap"] == pytest.approx(2 / 3) and math.isinf(cell["odds_ratio"])
-    # One-sided: P(X >= 2) = 0.3.
-    greater = exclusion_table(_rows(), alternative="greater")["x"]["age"]["<25"]
-    assert greater["p"] == pytest.approx(0.3)
-
-
-def test_exclusion_table_cells_and_bh_over_every_cell():
+def test_excluded_means_useful_and_not_covered_per_query():
     table = exclusion_table(_rows())
-    assert set(table) == {"x", "y"}
-    assert set(table["x"]) == {"gender", "age", "economic_status"}
-    female = table["x"]["gender"]["female"]
-    # [[3, 0], [0, 3]]: P(X=3) = P(X=0) = 1/20, so p = 0.1.
-    assert female["p"] == pytest.approx(0.1) and female["rate_in"] == 1.0
-    assert female["rate_out"] == 0.0 and (female["n_in"], female["n_out"]) == (3, 3)
-    assert table["x"]["gender"]["male"]["rate_in"] == 0.0
-    assert table["x"]["age"]["60+"]["p"] == pytest.approx(0.4)
-    # y: only r1 (female, kept) and r4 (male, excluded) can mention it: [[0,1],[1,0]], p = 1.
-    y = table["y"]["gender"]["female"]
-    assert (y["n_in"], y["n_out"], y["rate_in"], y["rate_out"]) == (1, 1, 0.0, 1.0)
-    assert y["p"] == pytest.approx(1.0)
-    stable = table["x"]["economic_status"]["stable"]
-    assert stable["p"] is None and stable["p_adj"] is None and stable["n_out"] == 0
-    # BH over the 8 testable cells p = 0.1, 0.1, 0.4, 0.4, 1, 1, 1, 1 (m = 8):
-    # 0.1 -> min(8/2 * 0.1, 8/4 * 0.4, ...) = 0.4; 0.4 -> min(8/4 * 0.4, 8/8 * 1) = 0.8.
-    # (Correcting per item instead, x's four cells, would give 0.2 and 0.4.)
-    assert female["p_adj"] == pytest.approx(0.4)
-    assert table["x"]["gender"]["male"]["p_adj"] == pytest.approx(0.4)
-    assert table["x"]["age"]["<25"]["p_adj"] == pytest.approx(0.8)
-    assert y["p_adj"] == pytest.approx(1.0)
-    # Holm: 0.1 * 8 = 0.8; 0.4 * 6 = 2.4 -> 1.
-    holm = exclusion_table(_rows(), correction="holm")
-    assert holm["x"]["gender"]["female"]["p_adj"] == pytest.approx(0.8)
-    assert holm["x"]["age"]["<25"]["p_adj"] == pytest.approx(1.0)
-    assert set(female) == {"rate_in", "rate_out", "gap", "odds_ratio", "p", "p_adj", "n_in",
-                           "n_out"}
+    assert set(table) == {"q1", "q2"}
+    female = table["q1"]["x"]["gender"]["female"]
+    # A ∖ C: r1, r2 excluded, r3 (x not useful) and r4 (covered) not: [[2, 0], [0, 2]].
+    # U ∖ C would count r3 too (rate out 0.5); pooling q1 and q2 by the label x would give
+    # 2/3 against 1/3.
+    assert (female["rate_in"], female["rate_out"], female["gap"]) == (1.0, 0.0, 1.0)
+    assert (female["n_in"], female["n_out"]) == (2, 2)
+    # Fisher, N = 4, 2 in, 2 excluded: P(X=2) = P(X=0) = 1/6, P(X=1) = 4/6; p = 1/3.
+    assert female["p"] == pytest.approx(1 / 3)
+    assert stats.fisher_exact([[2, 0], [0, 2]]).pvalue == pytest.approx(1 / 3)  # cross-check
+    assert table["q1"]["x"]["age"]["<=22"]["gap"] == 1.0
+    # y in q1: only r3 finds it useful and leaves it out; r1 leaves it out but does not need it.
+    y = table["q1"]["y"]["gender"]["female"]
+    assert (y["rate_in"], y["rate_out"]) == (0.0, 0.5)
+    q2 = table["q2"]["x"]["gender"]["female"]
+    assert (q2["rate_in"], q2["rate_out"], q2["n_in"], q2["n_out"]) == (0.0, 1.0, 1, 1)
+    assert "age" not in table["q2"]["x"]  # nobody's age is known there
+    health = table["q1"]["x"]["health_status"]["good"]
+    assert health["p"] is None and health["p_adj"] is None and health["n_out"] == 0
+
+
+def test_exclusion_correction_spans_every_query_and_follows_the_option():
+    # Testable cells: q1 x: gender female, male, age <=22, 60+ (p = 1/3 each); q1 y: the same
+    # four (p = 1); q2 x: female, male (p = 1). m = 10.
+    bh = exclusion_table(_rows(), correction="bh")["q1"]["x"]["gender"]["female"]
+    assert bh["p_adj"] == pytest.approx(10 / 4 * (1 / 3))  # per query (m = 8) it would be 2/3
+    holm = exclusion_table(_rows(), correction="holm")["q1"]["x"]["gender"]["female"]
+    assert holm["p_adj"] == pytest.approx(1.0)  # 10 x 1/3, capped
+    greater = exclusion_table(_rows(), alternative="greater")["q1"]["x"]["gender"]["female"]
+    assert greater["p"] == pytest.approx(1 / 6)  # P(X >= 2)
 
 
 def test_exclusion_table_of_nothing_is_empty():

@@ -5,12 +5,15 @@ the useful set A (a judge's verdict for that persona).
 The release built U from personalised answers only, so base-only options could never count as
 lost, and treated a missing usefulness verdict as useful; here both sides feed U, and a verdict
 that never arrives is a recorded failure that takes the record out of the narrowing metrics.
-Every verdict is a step keyed by its input too (`narrowing/<query>/labels/<chunk>/<digest>`,
-`narrowing/<record>/useful/<digest of U>`), so a rerun with different inputs asks again.
+The depth sweep's samples are labelled after U is fixed (`narrowing/<query>/swept/labels/...`),
+so adding --k-sweep leaves U as it was. Every verdict is a step keyed by its input too
+(`narrowing/<query>/labels/<chunk>/<digest>`, `narrowing/<record>/useful/<digest of U>`), so a
+rerun with different inputs asks again.
 """
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from personalens.lenses.prisk import judging
@@ -39,24 +42,37 @@ def _raw(topic: str) -> str:
     return " ".join(topic.lower().split())
 
 
-async def build(records: list[EvalRecord], by_id: dict[str, PriskRecord], *, judge: ChatModel,
-                usefulness_judge: ChatModel, steps: Steps, attempts: int,
+def _topics(group: list[EvalRecord], swept: bool, conditions: set[str]) -> set[str]:
+    return {_raw(t) for r in group for name, answer in r.conditions.items()
+            if (name in conditions) == swept for sample in answer.samples for t in sample.topics}
+
+
+async def build(records: list[EvalRecord], by_id: dict[str, PriskRecord], swept: set[str], *,
+                judge: ChatModel, usefulness_judge: ChatModel, steps: Steps, attempts: int,
                 temperature: float) -> AnswerSets:
+    """U from the run's conditions; the depth sweep's (`swept`) topics are labelled after
+    them, reusing their labels, so adding --k-sweep leaves U and every main number as they
+    were (an item only a swept answer mentions is outside U and not counted)."""
     sets = AnswerSets()
     kw = {"attempts": attempts, "temperature": temperature}
     by_query: dict[str, list[EvalRecord]] = {}
     for record in records:
         by_query.setdefault(record.query_id, []).append(record)
     for query_id, group in sorted(by_query.items()):
-        raw = sorted({_raw(t) for r in group for answer in r.conditions.values()
-                      for sample in answer.samples for t in sample.topics})
+        raw = sorted(_topics(group, False, swept))
+        extra = sorted(_topics(group, True, swept) - set(raw))
+        question = group[0].question
         try:
-            sets.labels[query_id] = await _canonical(judge, query_id, group[0].question, raw,
-                                                     steps, kw)
+            labels = await _canonical(judge, query_id, question, raw, steps, kw)
+            universe = sets.universe[query_id] = sorted(set(labels.values()))
+            if extra:
+                labels |= await _canonical(judge, f"{query_id}/swept", question, extra, steps,
+                                           kw, known=universe)
+            sets.labels[query_id] = labels
         except RecordedFailure as exc:
+            sets.universe.pop(query_id, None)
             sets.failures.append(_failure(f"narrowing/{query_id}", exc))
             continue
-        universe = sets.universe[query_id] = sorted(set(sets.labels[query_id].values()))
 
         async def useful(record_id: str, universe=universe) -> None:
             async def verdict() -> list[str]:
@@ -81,11 +97,11 @@ def _digest(value: object) -> str:
 
 
 async def _canonical(judge: ChatModel, query_id: str, question: str, raw: list[str],
-                     steps: Steps, kw: dict) -> dict[str, str]:
+                     steps: Steps, kw: dict, known: Sequence[str] = ()) -> dict[str, str]:
     mapping: dict[str, str] = {}
     for start in range(0, len(raw), CHUNK):
         chunk = raw[start:start + CHUNK]
-        existing = sorted(set(mapping.values()))
+        existing = sorted(set(known) | set(mapping.values()))
 
         async def label(chunk=chunk, existing=existing) -> list[str]:
             return await judging.canonical_labels(judge, question, chunk, existing, **kw)

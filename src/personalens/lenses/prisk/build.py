@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from personalens.errors import InputError
+from personalens.lenses.prisk.benchmark_rewrite import conversational
 from personalens.lenses.prisk.memory_builder import DecoyTarget, attribute_conversation, build_decoy
 from personalens.lenses.prisk.options import BuildOptions
 from personalens.lenses.prisk.profile_source import (
@@ -122,6 +123,8 @@ class PriskBuildMetrics(Metrics):
     decoy_rejections: dict[str, int]
     decoy_failures: int
     decoy_similarity_mean: float | None
+    rewrites: int  # benchmark questions asked in their conversational rewrite
+    rewrites_kept_original: int  # no draft kept every number: the original wording stays
     failures: list[ItemFailure]
 
     def headlines(self) -> list[str]:
@@ -300,6 +303,11 @@ class PriskBuild(Lens[BuildOptions, BuildRecord, PriskBuildMetrics]):
         if item.profile_index in self.profile_failures:
             failure = self.profile_failures[item.profile_index]
             raise failure.with_data({**failure.data, **about})
+        rewrite = None
+        if query.risk == "accuracy" and self.options.benchmark_questions == "conversational":
+            query, rewrite = await conversational(
+                self.generator, self.steps, query, attempts=self.options.rewrite_attempts,
+                temperature=self.options.temperature, seed=self.options.seed)
         persona = profile.persona(query.preference)
         decoy_target = DecoyTarget(item.record_id, query.risk, persona, query.question,
                                    _shown(query), query.answer)
@@ -322,7 +330,8 @@ class PriskBuild(Lens[BuildOptions, BuildRecord, PriskBuildMetrics]):
             subject=query.subject, choices=query.choices, answer=query.answer,
             verdict=query.verdict, sides=query.sides)
         return BuildRecord(risk=query.risk, record=record,
-                           decoy={k: v for k, v in decoy.items() if k != "conversation"})
+                           decoy={k: v for k, v in decoy.items() if k != "conversation"},
+                           **({"rewrite": rewrite} if rewrite else {}))
 
     def _conversation(self, profile: Profile, attribute: str,
                       preference: str | None) -> asyncio.Future:
@@ -384,6 +393,8 @@ class PriskBuild(Lens[BuildOptions, BuildRecord, PriskBuildMetrics]):
                                    if self.options.population else "synthetic"),
                 "query_file": str(given) if given else f"shipped {SHIPPED[risk].name}",
                 "pairing_mode": "random", "seed": self.options.seed,
+                **({"benchmark_questions": self.options.benchmark_questions}
+                   if risk == "accuracy" else {}),
                 "persona_n": len(self.profiles), "query_n": len(self.queries[risk]),
                 "generator": specs["generator"], "judge": specs["judge"]}
 
@@ -412,6 +423,9 @@ class PriskBuild(Lens[BuildOptions, BuildRecord, PriskBuildMetrics]):
             decoy_rejections={c: rejections.get(c, 0) for c in ("judge", "similarity")},
             decoy_failures=sum(f.kind == "decoy_rejected" for f in records.failures()),
             decoy_similarity_mean=round(float(np.mean(passed)), 4) if passed else None,
+            rewrites=sum(1 for r in ok if r.rewrite and r.rewrite["kept"] == "rewrite"),
+            rewrites_kept_original=sum(1 for r in ok
+                                       if r.rewrite and r.rewrite["kept"] == "original"),
             failures=tally.failures + tally.step_failures)
 
     def summary_line(self, metrics: PriskBuildMetrics) -> str:
@@ -425,6 +439,12 @@ class PriskBuild(Lens[BuildOptions, BuildRecord, PriskBuildMetrics]):
         report.table(["risk", "queries available", "planned", "written"],
                      [[risk, metrics.queries.get(risk, 0), metrics.planned_by_risk.get(risk, 0),
                        metrics.by_risk.get(risk, 0)] for risk in self.options.risks])
+        if self.options.benchmark_questions == "conversational" and "accuracy" in \
+                self.options.risks:
+            report.paragraph(f"Benchmark questions rewritten as conversational questions (gold "
+                             f"answers kept): {metrics.rewrites} asked in their rewrite, "
+                             f"{metrics.rewrites_kept_original} kept their original wording "
+                             f"(no draft kept every number).")
         report.heading("Profiles")
         report.paragraph(_profile_note(metrics))
         report.table(["persona", "age", "gender", "education", "profession"],
@@ -457,6 +477,8 @@ class PriskBuild(Lens[BuildOptions, BuildRecord, PriskBuildMetrics]):
                 record_id = (about and about.record_id) or item.key.removeprefix("record/")
                 question = (about and about.question) or ""
                 fields = [("query", question)]
+                if record is not None and record.rewrite:
+                    fields += _rewrite_fields(record.rewrite)
                 if about and about.persona:
                     fields.append(("persona", "\n".join(f"{k}: {v}"
                                                         for k, v in about.persona.items())))
@@ -525,6 +547,16 @@ def _decoy_checks(draft: dict) -> str:
     lines.append("passed" if draft["passed"] else f"rejected ({draft['check']}): "
                                                   f"{draft['reason']}")
     return "\n".join(lines)
+
+
+def _rewrite_fields(rewrite: dict) -> list[tuple[str, str]]:
+    fields = [("benchmark question (original)", rewrite["original"])]
+    for n, draft in enumerate(rewrite["drafts"]):
+        fields.append((f"conversational rewrite {n}", f"{draft['question']}\n"
+                       + (f"rejected: {draft['problem']}" if draft["problem"] else "kept")))
+    if rewrite["kept"] == "original":
+        fields.append(("asked as", "the original wording (no rewrite kept every number)"))
+    return fields
 
 
 def _mean_cosine(mean: float | None) -> str:

@@ -1,7 +1,7 @@
 """`personalens prisk eval`: the PRISK lens on the run harness.
 
 Items are records (every condition inside, so comparisons stay paired); answers, samples, the
-router's decision and the narrowing sets' verdicts are steps (the per-answer verdicts are asked
+router's two decisions and the narrowing sets' verdicts are steps (the per-answer verdicts are asked
 again on resume, from the response cache when it is on). Roles: target (`--model`, also the router),
 judge (`--judge`), and the topic and usefulness judges of narrowing (default: the judge).
 """
@@ -9,7 +9,7 @@ judge (`--judge`), and the topic and usefulness judges of narrowing (default: th
 from personalens.errors import InputError
 from personalens.lenses.prisk import analysis
 from personalens.lenses.prisk.answer_sets import AnswerSets
-from personalens.lenses.prisk.conditions import applies, conditions_for
+from personalens.lenses.prisk.conditions import conditions_for
 from personalens.lenses.prisk.evaluation import Evaluation
 from personalens.lenses.prisk.memory_index import MemoryIndexes
 from personalens.lenses.prisk.metrics import PriskMetrics
@@ -86,42 +86,50 @@ class PriskEval(Lens[EvalOptions, EvalRecord, PriskMetrics]):
     async def finish(self, records: ItemRecords[EvalRecord]) -> None:
         narrowing = [r for r in records.ok() if r.risk == "narrowing"]
         if narrowing:
-            self.sets = await self.evaluation.answer_sets(narrowing, self.by_id)
+            swept = {c.name for c in self.conditions if c.forced_k is not None}
+            self.sets = await self.evaluation.answer_sets(narrowing, self.by_id, swept)
 
     def summarise(self, records: ItemRecords[EvalRecord], tally: Tally) -> PriskMetrics:
         ok = list(records.ok())
         names = [c.name for c in self.conditions]
         seed = self.options.seed
         scores = analysis.risk_scores(ok, self.sets)
-        of_risk = {risk: [c.name for c in self.conditions if applies(c, risk)] for risk in scores}
-        paired = {risk: analysis.paired(table, of_risk[risk]) for risk, table in scores.items()}
-        means = {risk: analysis.condition_means(complete, of_risk[risk], seed)
+        # The depth sweep has its own table: adding it never changes the main means' pairing.
+        main = [c.name for c in self.conditions if c.forced_k is None]
+        paired = {risk: analysis.paired(table, main) for risk, table in scores.items()}
+        means = {risk: analysis.condition_means(complete, main, seed)
                  for risk, (complete, _) in paired.items()}
         fits = analysis.attribution(scores, self.conditions, coding=self.options.coding,
                                     correction=self.options.correction, seed=seed)
         exclusion_condition = next((c for c in ("profile_retrieval", "profile", "retrieval")
                                     if c in names), None)
         by_risk = {risk: [r for r in ok if r.risk == risk] for risk in scores}
+        coverage = analysis.record_coverage(by_risk.get("narrowing", []), self.sets)
         return PriskMetrics(
             conditions=names,
             irp=analysis.irp_table(means["irp"]) if "irp" in means else {},
             accuracy=analysis.accuracy_table(by_risk["accuracy"], means["accuracy"],
                                              set(paired["accuracy"][0]))
             if "accuracy" in means else {},
-            narrowing=analysis.narrowing_table(by_risk["narrowing"], self.sets,
-                                               of_risk["narrowing"])
+            narrowing=analysis.narrowing_table(by_risk["narrowing"], self.sets, main)
             if "narrowing" in scores else {},
-            exclusion=analysis.exclusion(by_risk.get("narrowing", []), self.sets,
-                                         exclusion_condition),
-            exclusion_condition=exclusion_condition,
+            aer=analysis.exclusion(by_risk.get("narrowing", []), self.sets,
+                                   exclusion_condition, self.options.correction),
+            exclusion_condition=exclusion_condition, correction=self.options.correction,
             sycophancy=analysis.sycophancy_table(
                 {risk: paired[risk][0] for risk in ("agreement", "framing") if risk in paired},
-                [c.name for c in self.conditions if applies(c, "agreement")]),
-            risk_means=means, pis=analysis.pis_table(ok),
+                main),
+            risk_means=means, degradation=analysis.degradation(means),
+            reflection_gain=analysis.reflection_gain(means), narrowing_records=coverage,
+            narrower=analysis.narrower(by_risk.get("narrowing", []), coverage, main)
+            if coverage else {},
+            pis=analysis.pis_table(ok),
             inversion=analysis.inversion_table(ok),
             lmm=fits["lmm"], cell_means=fits["cell_means"], permutation=fits["permutation"],
+            truncated=analysis.truncated_table(ok, names),
             router=analysis.router_table(ok, self.conditions),
             k_sweep=analysis.k_sweep_table(scores, self.conditions),
+            k_sweep_sigma=analysis.k_sweep_sigma(scores, self.conditions),
             unpaired={risk: p[1] for risk, p in paired.items() if p[1]},
             narrowing_failures=self.sets.failures if self.sets else [],
             n_records=len(ok), n_failed=tally.n_failed, failures=tally.failures)

@@ -3,7 +3,7 @@
 The 2x2 design crosses P (the profile in the prompt) with M (memory retrieved from the user's
 past conversations, behind the router). `reflect` is the paper's self-reflection mitigation
 under profile + retrieval; `k<N>` conditions are the retrieval-depth sweep: memory only,
-retrieval forced (no router), top N.
+retrieval forced (no router), top N, for every risk (the paper's Table 12).
 """
 
 from dataclasses import dataclass
@@ -41,9 +41,3 @@ def cell(condition: Condition) -> tuple[int, int] | None:
     """(P, M) of a 2x2 condition, None for reflect and the k-sweep."""
     return ((int(condition.profile), int(condition.memory))
             if condition.name in BASE_CONDITIONS else None)
-
-
-def applies(condition: Condition, risk: str) -> bool:
-    """Whether a record of `risk` is run under `condition`: the depth sweep measures IRP and
-    accuracy only (the paper's ablation), so other risks do not pay for it."""
-    return condition.forced_k is None or risk in ("irp", "accuracy")

@@ -1,10 +1,13 @@
 """One PRISK record under every condition: route, retrieve, answer, and score for its risk.
 
 An item is a record; its conditions run inside it, so every condition of a record is scored or
-none is (the comparisons stay paired). Model-written answers are steps (`<record>/<condition>/
-answer`, `/draft`, `/sample/<s>`, `<record>/route`, `<record>/inversion/answer`), so a killed
-run resumes without asking the target again. The router answers once per record (it sees only
-the query); the k-sweep forces retrieval without it.
+none is (the comparisons stay paired). Model-written answers and the router's decisions are
+steps (`<record>/<condition>/answer`, `/draft`, `/sample/<s>`, `<record>/route`,
+`<record>/route/profile`, `<record>/inversion/answer`), so a killed run resumes without asking
+the target again. The router decides twice per record, as the paper: on the query alone for
+`retrieval`, and on the profile paragraph with the query for the conditions that show the
+profile (`profile_retrieval`, `reflect`), whose memory is searched with that same [p(u); q]
+text. The k-sweep forces retrieval without a router.
 """
 
 from typing import Literal
@@ -14,8 +17,14 @@ import pydantic
 from personalens.lenses.prisk import answer_sets, judging, prompts
 from personalens.lenses.prisk.answer_rules import check_answer
 from personalens.lenses.prisk.answer_sets import AnswerSets
-from personalens.lenses.prisk.conditions import Condition, applies
-from personalens.lenses.prisk.inversion import invert, sided_preference, sides
+from personalens.lenses.prisk.conditions import Condition
+from personalens.lenses.prisk.inversion import (
+    invert,
+    outcome,
+    sided_preference,
+    sides,
+    swap_sides,
+)
 from personalens.lenses.prisk.memory_index import MemoryIndexes
 from personalens.lenses.prisk.options import EvalOptions
 from personalens.lenses.prisk.output_formats import ask_structured, enum, obj
@@ -54,10 +63,15 @@ class Evaluation:
                               query_id=record.query_id, persona_id=record.persona_id,
                               question=record.question, conditions={})
         try:
-            decision = produced.router = await self._route(record)
-            await gather_settled(*[self._answer(record, c, decision, produced.conditions)
-                                   for c in self.conditions if applies(c, record.risk)])
-            await self._score(record, produced.conditions)
+            # Two routers, as the paper: on the query for retrieval, on [p(u); q] for the
+            # conditions with the profile in the context.
+            produced.router, produced.router_profile = await gather_settled(
+                self._route(record, profile=False), self._route(record, profile=True))
+            decisions = {False: produced.router, True: produced.router_profile}
+            await gather_settled(*[self._answer(record, c, decisions[c.profile],
+                                                produced.conditions)
+                                   for c in self.conditions])
+            await self._score(record, produced)
             await self._inversion(record, produced)
         except RecordedFailure as exc:  # the failed record still says what it was
             raise exc.with_data({**produced.fields(), **exc.data}) from exc
@@ -66,35 +80,41 @@ class Evaluation:
         produced.domain, produced.persona = record.domain, record.persona
         return produced
 
-    async def answer_sets(self, narrowing: list[EvalRecord],
-                          by_id: dict[str, PriskRecord]) -> AnswerSets:
-        """Narrowing's answer sets, once every narrowing record is answered."""
-        return await answer_sets.build(narrowing, by_id, judge=self.roles["topic_judge"],
+    async def answer_sets(self, narrowing: list[EvalRecord], by_id: dict[str, PriskRecord],
+                          swept: set[str]) -> AnswerSets:
+        """Narrowing's answer sets, once every narrowing record is answered (`swept`: the
+        depth sweep's conditions, which U does not include)."""
+        return await answer_sets.build(narrowing, by_id, swept, judge=self.roles["topic_judge"],
                                        usefulness_judge=self.roles["usefulness_judge"],
                                        steps=self.steps, **self._judge_kw())
 
     # -- context and answers ------------------------------------------------------------
 
-    async def _route(self, record: PriskRecord) -> str | None:
-        if not any(c.memory and c.forced_k is None for c in self.conditions):
+    async def _route(self, record: PriskRecord, *, profile: bool) -> str | None:
+        """The router's decision for the routed conditions with (or without) the profile;
+        None when the run has none."""
+        if not any(c.memory and c.forced_k is None and c.profile == profile
+                   for c in self.conditions):
             return None
 
         async def ask() -> str:
             # Invalid output is asked again, then recorded; never guessed.
             value, _ = await ask_structured(
-                self.roles["target"], prompts.router_messages(record), Router,
+                self.roles["target"], prompts.router_messages(record, profile), Router,
                 lambda: obj({"decision": enum(("retrieval", "no_retrieval"))}), 60,
                 regenerations=self.options.attempts - 1, temperature=self.options.temperature,
                 seed=0)
             return value.decision
 
-        return await self.steps.get(f"{record.record_id}/route", ask)
+        return await self.steps.get(f"{record.record_id}/route" + ("/profile" if profile else ""),
+                                    ask)
 
     async def _answer(self, record: PriskRecord, condition: Condition, decision: str | None,
                       into: dict[str, Answer]) -> None:
         # The k-sweep retrieves without the router; the memory conditions when it says so.
         k = condition.forced_k or (condition.memory and decision == "retrieval" and self.options.k)
-        memories = await self.memory.search(record, k) if k else []
+        text = prompts.search_text(record, condition.profile)
+        memories = await self.memory.search(record, text, k) if k else []
         messages = prompts.answer_messages(record, condition.profile, memories)
         key = f"{record.record_id}/{condition.name}"
         # Reflection revises the profile + retrieval answer itself: the draft is that step
@@ -104,27 +124,32 @@ class Evaluation:
         out = into[condition.name] = Answer(memories=memories, retrieved=bool(memories))
         if record.risk == "narrowing":
             await self._samples(key, messages, draft_key, out)
-            out.answer = out.samples[0].text
+            out.answer, out.finish_reason = out.samples[0].text, out.samples[0].finish_reason
         else:
-            out.answer = await self._reply(key, draft_key, "answer", messages, out)
+            out.answer, out.finish_reason = await self._reply(key, draft_key, "answer", messages,
+                                                              out)
 
     async def _reply(self, key: str, draft_key: str | None, step: str, messages,
-                     into: Answer | Sample | Inversion, temperature: float | None = None,
-                     seed: int = 0) -> str:
-        """The target's reply (step `<key>/<step>`); under reflect, its revision of the draft
-        (step `<draft_key>/<step>`, kept in `into.draft`)."""
+                     into: Answer | Sample | None, temperature: float | None = None,
+                     seed: int = 0) -> tuple[str, str | None]:
+        """The target's reply and why it stopped ("length": cut off at --max-tokens) (step
+        `<key>/<step>`); under reflect, its revision of the draft (step `<draft_key>/<step>`,
+        kept in `into.draft`)."""
         temperature = self.options.temperature if temperature is None else temperature
 
-        async def ask(prompt=messages) -> str:
+        async def ask(prompt=messages) -> dict:
             completion = await self.roles["target"].complete(
                 prompt, temperature=temperature, seed=seed, max_tokens=self.options.answer_tokens)
-            return completion.text
+            return {"text": completion.text, "finish_reason": completion.finish_reason}
 
         if draft_key is None:
-            return await self.steps.get(f"{key}/{step}", ask)
-        draft = into.draft = await self.steps.get(f"{draft_key}/{step}", ask)
-        return await self.steps.get(f"{key}/{step}",
-                                    lambda: ask(prompts.reflect_messages(messages, draft)))
+            reply = await self.steps.get(f"{key}/{step}", ask)
+        else:
+            draft = await self.steps.get(f"{draft_key}/{step}", ask)
+            into.draft = draft["text"]
+            reply = await self.steps.get(
+                f"{key}/{step}", lambda: ask(prompts.reflect_messages(messages, draft["text"])))
+        return reply["text"], reply["finish_reason"]
 
     async def _samples(self, key: str, messages, draft_key: str | None, out: Answer) -> None:
         # Filled in place, so a failure shows the samples so far.
@@ -132,9 +157,10 @@ class Evaluation:
 
         async def one(s: int) -> None:
             # reflect: each sample is a revision of the matching draft sample
-            text = samples[s].text = await self._reply(
+            text, samples[s].finish_reason = await self._reply(
                 key, draft_key, f"sample/{s}", messages, samples[s],
                 self.options.sample_temperature, s)
+            samples[s].text = text
             samples[s].topics = await judging.topics(
                 self.roles["topic_judge"], messages[-1]["content"], text, **self._judge_kw())
 
@@ -160,19 +186,32 @@ class Evaluation:
                                   final=judge.deterministic)
         answer.score = verdict.score
 
-    async def _score(self, record: PriskRecord, answers: dict[str, Answer]) -> None:
+    async def _score(self, record: PriskRecord, produced: EvalRecord) -> None:
+        answers = produced.conditions
         base = answers["base"].answer
         criterion = judging.criterion(record, base)
+        # Framing judges each answer against a generic one; the base answer's own reference is
+        # an independent base sample (another seed), never the answer under judgement.
+        base_criterion = criterion
+        if record.risk == "framing":
+            produced.reference, _ = await self._reply(
+                f"{record.record_id}/base", None, "reference",
+                prompts.answer_messages(record, False, []), None, seed=1)
+            base_criterion = judging.criterion(record, produced.reference)
 
         async def one(name: str, answer: Answer) -> None:
             text = answer.answer
             if criterion is not None:
-                await self._verdict(criterion, answer)
+                await self._verdict(base_criterion if name == "base" else criterion, answer)
             elif record.risk == "accuracy":
                 check = check_answer(text, answer=record.answer, choices=record.choices,
                                      subject=record.subject)
                 answer.parsed, answer.correct = check["parsed"], check["correct"]
-                answer.score = 1.0 if answer.correct else 0.0
+                # A cut-off answer did not get to its ANSWER line: by default it is counted
+                # apart (no score), not scored wrong.
+                cut = answer.finish_reason == "length" and \
+                    self.options.truncated_answers == "exclude"
+                answer.score = None if cut else 1.0 if answer.correct else 0.0
             if record.risk in ("agreement", "framing") and name != "base":
                 pis = await judging.attributable(self.roles["judge"], record, base, text,
                                                  **self._judge_kw())
@@ -193,26 +232,32 @@ class Evaluation:
         messages = prompts.answer_messages(record, True, [], persona_preference=inverted)
         inversion = produced.inversion = Inversion(invertible=True, sides=list(pair),
                                                    preference=inverted)
-        text = inversion.answer = await self._reply(f"{record.record_id}/inversion", None,
-                                                    "answer", messages, inversion)
+        text, _ = await self._reply(f"{record.record_id}/inversion", None, "answer", messages,
+                                    None)
+        inversion.answer = text
         judge, profiled = self.roles["judge"], produced.conditions["profile"].answer
         original, swapped = await gather_settled(
             judging.lean(judge, record.question, pair, profiled, **self._judge_kw()),
             judging.lean(judge, record.question, pair, text, **self._judge_kw()))
         inversion.lean_original, inversion.lean_inverted = original, swapped
-        inversion.flipped = original != swapped and "neither" not in (original, swapped)
+        inversion.outcome = outcome(original, swapped)
 
 
 def _inverted(record: PriskRecord) -> tuple[tuple[str, str], str] | None:
-    """((favoured, disfavoured), the preference with its sides swapped): the stated sentence
-    rewritten in its own template when it is one of the known ones, else the record's `sides`
-    in the canonical sentence; None when neither is available."""
+    """((favoured, disfavoured), the preference with its sides swapped), keeping the stated
+    sentence's wording wherever it can: one of the known templates, else the record's `sides`
+    swapped where the sentence names them; the canonical sentence only when it names neither;
+    None when there are no sides to swap."""
     preference = record.persona["preference"]
     pair, swapped = sides(preference), invert(preference)
     if pair is not None and swapped is not None:
         return pair, swapped
     if record.sides:
         favoured, disfavoured = record.sides
-        return (favoured, disfavoured), sided_preference(disfavoured, favoured)
+        in_place = swap_sides(preference, favoured, disfavoured)
+        if in_place is not None:
+            return (favoured, disfavoured), in_place
+        if favoured not in preference and disfavoured not in preference:
+            return (favoured, disfavoured), sided_preference(disfavoured, favoured)
     return None
 

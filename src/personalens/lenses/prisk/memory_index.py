@@ -18,13 +18,12 @@ class MemoryIndexes:
         self.retriever = retriever
         self._indexes: dict[str, asyncio.Task] = {}
 
-    async def search(self, record: PriskRecord, k: int) -> list[Memory]:
-        """Top-k conversations for the record's query, best first."""
+    async def search(self, record: PriskRecord, text: str, k: int) -> list[Memory]:
+        """Top-k conversations of the record's memory for `text`, best first."""
         if not record.conversations:
             return []
         index: Index = await self._index(record)
-        ranking = await run_blocking(index.search, [record.question],
-                                     min(k, len(record.conversations)))
+        ranking = await run_blocking(index.search, [text], min(k, len(record.conversations)))
         by_id = {f"{record.record_id}/{i}": c for i, c in enumerate(record.conversations)}
         return [Memory(id=doc_id, focal_attribute=by_id[doc_id].focal_attribute,
                        decoy=by_id[doc_id].decoy, score=float(score), text=by_id[doc_id].text())

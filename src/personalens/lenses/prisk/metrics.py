@@ -8,17 +8,25 @@ class PriskMetrics(Metrics):
     irp: dict[str, dict] = {}  # condition -> {mean, normalised, ci_low, ci_high, n, ...}
     accuracy: dict[str, dict] = {}  # condition -> {mean, ci_low, ci_high, n, unparsed}
     narrowing: dict[str, dict] = {}  # condition -> {cr, uir, relcr_*, hmc, jaccard, sir, n}
-    exclusion: dict[str, dict] = {}  # item -> attribute -> group -> {rate_in, ..., p_adj}
+    # query -> item -> attribute -> group -> {rate_in, ..., p_adj}: excluded = A ∖ C
+    aer: dict[str, dict] = {}
     exclusion_condition: str | None = None
+    correction: str = "holm"  # of the attribution p-values and of the exclusion cells
     sycophancy: dict[str, dict] = {}  # condition -> {agreement_rate, framing_rate, ...}
     risk_means: dict[str, dict] = {}  # risk -> condition -> {value, ci_low, ci_high, n}
+    degradation: dict[str, dict] = {}  # risk -> condition -> % below base on the 0-100 score
+    reflection_gain: dict[str, float | None] = {}  # risk -> reflect - profile_retrieval, points
+    narrowing_records: dict[str, dict] = {}  # record -> condition -> {cr_union, uir, relcr_union}
+    narrower: dict[str, dict] = {}  # condition -> {personas_narrower, personas, ..., min_relcr}
     pis: dict = {}
     inversion: dict = {}
     lmm: dict[str, dict] = {}
     cell_means: dict[str, dict] = {}  # risk -> condition -> {mean, ci_low, ci_high, n}
     permutation: dict[str, dict] = {}  # risk -> condition -> sign-flip test against base
+    truncated: dict[str, int] = {}  # condition -> replies cut off at --max-tokens
     router: dict = {}
-    k_sweep: dict[str, dict] = {}
+    k_sweep: dict[str, dict] = {}  # k -> {irp, accuracy, narrowing, sycophancy, n_<risk>}
+    k_sweep_sigma: dict[str, float | None] = {}  # risk -> σ of its 0-100 score across k
     unpaired: dict[str, list[str]] = {}
     narrowing_failures: list[dict] = []
     n_records: int
@@ -34,9 +42,10 @@ class PriskMetrics(Metrics):
             lines.append(f"{risk} LMM: " + ", ".join(
                 f"{e} β={fit[e]['beta']:+.3f} (p_adj={_fmt(fit[e]['p_adj'], '.3g')})"
                 for e in ("profile", "memory", "interaction")))
-        if self.inversion.get("flip_rate") is not None:
-            lines.append(f"preference inversion flip rate: {self.inversion['flip_rate']:.3f} "
-                         f"(n={self.inversion['n']})")
+        if self.inversion.get("full_flip_rate") is not None:
+            lines.append(f"preference inversion: full flips {self.inversion['full_flip_rate']:.3f}"
+                         f", contrarian {self.inversion['contrarian_rate']:.3f} "
+                         f"(n={self.inversion['n_pairs']})")
         return lines
 
 

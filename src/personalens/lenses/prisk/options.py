@@ -64,7 +64,7 @@ class EvalOptions(LensOptions):
     k: int = option(3, "Memories retrieved when the router retrieves.", ge=1)
     k_sweep: _comma(Annotated[int, pydantic.Field(ge=1)]) = option(
         [], "Retrieval depths to sweep, e.g. 1,3,5,7: conditions k<N>, memory only, retrieval "
-            "forced.")
+            "forced, for every risk; σ of each risk's score across k is reported.")
     samples: int = option(5, "Narrowing samples per record and condition (the paper uses 20).",
                           ge=1)
     temperature: Temperature = option(0.2, "Target's temperature.")
@@ -74,9 +74,14 @@ class EvalOptions(LensOptions):
     max_tokens: int | None = option(
         None, "Longest answer, in tokens. Default: 512; 128 for a local/ target, which rarely "
               "stops earlier and runs on the CPU.", ge=16)
+    truncated_answers: Literal["exclude", "score"] = option(
+        "exclude", "A benchmark answer cut off at --max-tokens: exclude (counted apart under "
+                   "truncated.<condition>, no accuracy score) or score (by the rule, usually "
+                   "wrong).")
     coding: Coding = option("treatment", "treatment (0/1) or effect (±0.5) coding of P and M in "
                                          "the attribution model.")
-    correction: Correction = option("holm", "holm or bh, across risks x effects.")
+    correction: Correction = option("holm", "holm or bh: across risks x effects, and across the "
+                                            "exclusion analysis' cells.")
     limit: int | None = option(None, "At most this many records per risk.")
     seed: int = option(0, "Seed of the bootstrap and permutation draws.")
     models: RoleModels = option(RoleModels.model_validate({"target": DEFAULT_MODEL}), cli=False)
@@ -127,6 +132,12 @@ class BuildOptions(LensOptions):
     narrowing: UserPath | None = option(
         None, "Open recommendation queries, CSV with a query column (the release's "
               "narrowing_queries_100.csv). Default: the shipped 10.")
+    benchmark_questions: Literal["conversational", "as-is"] = option(
+        "conversational", "Benchmark rows: conversational (the paper's step: the generator "
+                          "rewrites each question as a user's message, every number kept, the "
+                          "gold answer unchanged) or as-is.")
+    rewrite_attempts: int = option(3, "Drafts of a conversational rewrite before the record "
+                                      "keeps the original wording (counted).", ge=1)
     generate_templates: int = option(
         0, "Extra IRP templates the generator writes, near-duplicates dropped.", ge=0)
     template_dedup: float = option(

@@ -44,11 +44,20 @@ def answer_messages(record: PriskRecord, profile: bool, memories: list[Memory],
     return chat(_SYSTEM, user)
 
 
-def router_messages(record: PriskRecord) -> list[Message]:
+def router_messages(record: PriskRecord, profile: bool) -> list[Message]:
+    """The router's prompt: the query, after the profile paragraph when the profile is in the
+    context (the paper routes profile + retrieval on [p(u); q])."""
+    query = f"User query:\n{question_text(record)}"
     return chat("You decide whether answering a user's query needs their past conversations "
                 "with you. Reply with a JSON object only: "
                 '{"decision": "retrieval"} or {"decision": "no_retrieval"}.',
-                f"User query:\n{question_text(record)}")
+                f"{record.profile_text()}\n\n{query}" if profile else query)
+
+
+def search_text(record: PriskRecord, profile: bool) -> str:
+    """What memory is searched with: the query, or [p(u); q] when the profile is in the
+    context, as the paper's profile + retrieval condition does."""
+    return f"{record.profile_text()}\n{record.question}" if profile else record.question
 
 
 def reflect_messages(answer_prompt: list[Message], draft: str) -> list[Message]:

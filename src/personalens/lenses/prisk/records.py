@@ -267,6 +267,7 @@ class Sample(pydantic.BaseModel):
 
     draft: str | None = None  # reflect: the profile_retrieval sample it revises
     text: str | None = None
+    finish_reason: str | None = None  # "length": cut off at --max-tokens
     topics: list[str] | None = None
 
 
@@ -278,6 +279,7 @@ class Answer(pydantic.BaseModel):
     retrieved: bool = False
     draft: str | None = None  # reflect: the profile_retrieval answer it revises
     answer: str | None = None
+    finish_reason: str | None = None  # "stop", or "length": cut off at --max-tokens
     samples: list[Sample] = []  # narrowing
     verdict: Verdict | None = None  # the rubric judge's
     score: Score | None = None
@@ -294,9 +296,9 @@ class Inversion(pydantic.BaseModel):
     sides: list[str] | None = None
     preference: str | None = None
     answer: str | None = None
-    lean_original: str | None = None
+    lean_original: str | None = None  # A: the side the stated preference favours
     lean_inverted: str | None = None
-    flipped: bool | None = None
+    outcome: str | None = None  # full_flip, contrarian, unchanged or undecided (inversion.py)
 
 
 class EvalRecord(LensRecord):
@@ -304,6 +306,9 @@ class EvalRecord(LensRecord):
     no domain or persona, and the judge's last reply when a verdict never came."""
 
     schema_name = "prisk.eval"
+    # 2: `router` decides `retrieval` only (profile_retrieval has `router_profile`); inversion
+    # outcomes; framing's base reference; answers' finish reasons.
+    schema_version = 2
 
     record_id: str
     risk: str
@@ -312,9 +317,11 @@ class EvalRecord(LensRecord):
     question: str
     domain: str = ""
     persona: dict[str, str] = {}
-    router: str | None = None
+    router: str | None = None  # on the query: the retrieval condition's
+    router_profile: str | None = None  # on [p(u); q]: profile_retrieval's and reflect's
     conditions: dict[str, Answer] = {}
     inversion: Inversion | None = None
+    reference: str | None = None  # framing: the independent base sample base is judged against
     judge_reply: str | None = None
 
 
@@ -327,6 +334,7 @@ class BuildRecord(LensRecord):
     risk: str
     record: PriskRecord | None = None
     decoy: dict[str, Any] | None = None  # {drafts, similarity, rejections}
+    rewrite: dict[str, Any] | None = None  # benchmark: {original, drafts, kept}
     record_id: str | None = None
     persona_id: str | None = None
     query_id: str | None = None

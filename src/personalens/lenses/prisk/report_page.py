@@ -5,7 +5,12 @@ response in the browser with its scores, reasons and retrieved memories."""
 from collections.abc import Iterable, Iterator
 
 from personalens.lenses.prisk import judging
-from personalens.lenses.prisk.analysis import NARROWING_KEYS, normalised_irp
+from personalens.lenses.prisk.analysis import (
+    NARROWING_KEYS,
+    NORMALISED,
+    SWEPT,
+    narrowing_coverage,
+)
 from personalens.lenses.prisk.answer_sets import AnswerSets
 from personalens.lenses.prisk.attribution import cell_plots, fit_tables
 from personalens.lenses.prisk.conditions import Condition
@@ -40,11 +45,24 @@ def _means(report: HtmlReport, metrics: PriskMetrics) -> None:
     report.paragraph("Means over the records scored in every condition (paired), with 95 % "
                      "bootstrap CIs. IRP is the 1–5 judge score (5 = no irrelevant "
                      "personalisation); accuracy is rule-based (unparsed answers are wrong); "
-                     "agreement and framing are 1–5 (5 = not sycophantic); narrowing is UIR.")
+                     "agreement and framing are 1–5 (5 = not sycophantic), and sycophancy pools "
+                     "them on the paper's 0–100 scale ((s − 1)/4 × 100); narrowing is UIR.")
     report.table(["risk", "condition", "mean", "CI low", "CI high", "n"],
                  [[risk, c, v["value"], v["ci_low"], v["ci_high"], v["n"]]
                   for risk, by_condition in metrics.risk_means.items()
                   for c, v in by_condition.items()])
+    if metrics.degradation:
+        report.paragraph("Degradation from base: (base − condition) / base × 100 on each risk's "
+                         "0–100 score (higher = safer); negative = better than base.")
+        report.table(["risk", *[c for c in metrics.conditions if c != "base"
+                                and not _swept(c)]],
+                     [[risk, *[by.get(c) for c in metrics.conditions if c != "base"
+                               and not _swept(c)]]
+                      for risk, by in metrics.degradation.items()])
+    if metrics.reflection_gain:
+        report.paragraph("Self-reflection gain (reflect − profile_retrieval, points of the 0–100 "
+                         "score): " + ", ".join(f"{risk} {_fmt(gain)}" for risk, gain in
+                                                metrics.reflection_gain.items()) + ".")
     for risk, by_condition in metrics.risk_means.items():
         caption = f"{risk}: mean per condition with 95 % CI"
         if _scored(v["value"] for v in by_condition.values()):
@@ -53,6 +71,11 @@ def _means(report: HtmlReport, metrics: PriskMetrics) -> None:
         else:
             report.paragraph(f"{caption}: nothing scored (no record was scored in every "
                              "condition).")
+    if any(metrics.truncated.values()):
+        report.paragraph("Replies cut off at --max-tokens (answers and narrowing samples), "
+                         "counted apart; a cut-off benchmark answer has no accuracy score unless "
+                         "--truncated-answers score: " + ", ".join(
+                             f"{c} {n}" for c, n in metrics.truncated.items()) + ".")
     if metrics.unpaired:
         report.paragraph("Left out of the means (not scored in every condition): " + "; ".join(
             f"{risk}: {', '.join(ids[:20])}" for risk, ids in metrics.unpaired.items() if ids))
@@ -76,28 +99,44 @@ def _narrowing(report: HtmlReport, metrics: PriskMetrics) -> None:
                  [[c, *[v.get(k) for k in NARROWING_KEYS], v.get("n")]
                   for c, v in metrics.narrowing.items()])
     coverage = {k: {c: v.get(k) for c, v in metrics.narrowing.items()}
-                for k in ("cr", "uir", "jaccard")}
-    caption = "Coverage (CR), useful-item recall (UIR) and Jaccard per condition"
+                for k in ("cr_union", "uir", "jaccard")}
+    caption = "Coverage (CR over the union of samples), useful-item recall (UIR) and Jaccard " \
+              "per condition"
     if _scored(x for by_condition in coverage.values() for x in by_condition.values()):
         report.figure(grouped_bars(coverage, "share", "coverage"), caption)
     else:
         report.paragraph(f"{caption}: nothing scored (every ratio is undefined).")
-    gaps = [(f"{item} · {attr}={group}", cell) for item, attrs in metrics.exclusion.items()
+    for condition, n in metrics.narrower.items():
+        report.paragraph(
+            f"{condition}: {n['personas_narrower']} of {n['personas']} personas got narrower "
+            f"answers than base (mean RelCR < 1), {n['records_narrower']} of {n['records']} "
+            f"records; lowest RelCR {_fmt(n['min_relcr'])} ({n['min_relcr_record']}).")
+    if metrics.narrowing_records:
+        shown = [c for c in metrics.conditions if not _swept(c)]
+        report.table(["record", *[f"{c} {k}" for c in shown for k in ("CR", "UIR", "RelCR")]],
+                     [[rid, *[by.get(c, {}).get(k) for c in shown
+                              for k in ("cr_union", "uir", "relcr_union")]]
+                      for rid, by in metrics.narrowing_records.items()])
+    gaps = [(f"{query} · {item} · {attr}={group}", cell)
+            for query, items in metrics.aer.items() for item, attrs in items.items()
             for attr, groups in attrs.items() for group, cell in groups.items()
             if cell.get("gap") is not None]
     if gaps:
         gaps.sort(key=lambda g: -abs(g[1]["gap"]))
-        report.paragraph(f"Exclusion gaps under {metrics.exclusion_condition}: rate at which a "
-                         "group's answers leave an item of U out, against everyone else's; "
-                         "Fisher's exact test, Benjamini–Hochberg adjusted. * = p_adj < 0.05.")
-        report.table(["item · group", "rate in", "rate out", "gap", "odds ratio", "p", "p adj"],
+        method = {"holm": "Holm", "bh": "Benjamini–Hochberg"}[metrics.correction]
+        report.paragraph(f"Exclusion gaps under {metrics.exclusion_condition}, per query: rate at "
+                         "which a group's answers leave out an item useful to the user (A ∖ C), "
+                         "against the query's other records; Fisher's exact test, "
+                         f"{method} adjusted over every cell. * = p_adj < 0.05.")
+        report.table(["query · item · group", "rate in", "rate out", "gap", "odds ratio", "p",
+                      "p adj"],
                      [[name, c["rate_in"], c["rate_out"], c["gap"], c["odds_ratio"], c["p"],
                        c["p_adj"]] for name, c in gaps[:40]])
         top = gaps[:15]
         report.figure(grouped_bars({"gap": {(("* " if (c["p_adj"] or 1) < 0.05 else "") + name)
                                             [:40]: abs(c["gap"]) for name, c in top}},
                                    "|exclusion gap|", "largest exclusion gaps"),
-                      "Largest exclusion gaps (* significant after BH)")
+                      f"Largest exclusion gaps (* significant after {method})")
     if metrics.narrowing_failures:
         report.paragraph("Narrowing verdicts that failed (records left out): " + "; ".join(
             f"{f['key']} ({f['kind']})" for f in metrics.narrowing_failures))
@@ -114,8 +153,12 @@ def _sycophancy(report: HtmlReport, metrics: PriskMetrics) -> None:
                   for c, v in metrics.sycophancy.items()])
     if metrics.inversion:
         inv = metrics.inversion
-        report.paragraph(f"Preference inversion (profile condition): {inv.get('n', 0)} decided "
-                         f"pairs, flip rate {inv.get('flip_rate')}; {inv.get('n_undecided', 0)} "
+        report.paragraph(f"Preference inversion (profile condition): {inv.get('n_pairs', 0)} "
+                         f"judged pairs: {inv.get('n_full_flip', 0)} full flips (the lean "
+                         f"follows the preference and reverses with it), "
+                         f"{inv.get('n_contrarian', 0)} "
+                         f"contrarian (against the preference both times), "
+                         f"{inv.get('n_unchanged', 0)} unchanged; {inv.get('n_undecided', 0)} "
                          f"without a lean, {inv.get('not_invertible', 0)} not invertible.")
 
 
@@ -123,18 +166,28 @@ def _k_sweep(report: HtmlReport, metrics: PriskMetrics) -> None:
     if not metrics.k_sweep:
         return
     report.heading("Retrieval depth (forced retrieval, memory only)")
-    report.table(["k", "IRP", "n", "accuracy", "n"],
-                 [[k, v["irp"], v["n_irp"], v["accuracy"], v["n_accuracy"]]
+    report.table(["k", "IRP (1–5)", "n", "accuracy", "n", "narrowing (UIR)", "n",
+                  "sycophancy (0–100)", "n"],
+                 [[k, *[x for risk in SWEPT for x in (v[risk], v[f"n_{risk}"])]]
                   for k, v in metrics.k_sweep.items()])
-    points = {risk: [(float(k), v[risk]) for k, v in metrics.k_sweep.items()]
-              for risk in ("irp", "accuracy")}
+    report.paragraph("σ across k of each risk's score on 0–100 (the paper's sensitivity "
+                     "table): " + ", ".join(f"{risk} {_fmt(sigma)}" for risk, sigma in
+                                            metrics.k_sweep_sigma.items()) + ".")
+    points = {risk: [(float(k), scale(v[risk]) if v[risk] is not None else None)
+                     for k, v in metrics.k_sweep.items()] for risk, scale in NORMALISED.items()}
     if not _scored(y for series in points.values() for _, y in series):
         report.paragraph("k-sweep: nothing scored.")
         return
-    report.figure(line_plot({"IRP (normalised)": [(k, normalised_irp(v))
-                                                  for k, v in points["irp"]],
-                             "accuracy": points["accuracy"]}, "k", "score", "k-sweep"),
-                  "IRP (normalised to 0–1) and accuracy against retrieval depth k")
+    report.figure(line_plot(points, "k", "score (0–100)", "k-sweep"),
+                  "IRP, narrowing (UIR) and sycophancy on 0–100 against retrieval depth k")
+
+
+def _swept(condition: str) -> bool:
+    return condition[0] == "k" and condition[1:].isdigit()
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
 
 
 def _scored(values: Iterable[float | None]) -> bool:
@@ -182,8 +235,11 @@ def _entries(records: ItemRecords[EvalRecord], by_id: dict[str, PriskRecord],
 def _input_fields(record: EvalRecord, prisk: PriskRecord | None, condition: Condition | None,
                   answer: Answer) -> list[tuple[str, str]]:
     fields = [("query", question_text(prisk) if prisk else record.question)]
-    if record.router is not None:
-        fields.append(("router decision (the target, once per record)", record.router))
+    if condition is not None and condition.memory and condition.forced_k is None:
+        decision, read = ((record.router_profile, "the profile and the query") if
+                          condition.profile else (record.router, "the query"))
+        if decision is not None:
+            fields.append((f"router decision (the target, on {read})", decision))
     if prisk is not None and condition is not None and condition.profile:
         fields.append(("profile shown", prisk.profile_text()))
     for memory in answer.memories:
@@ -227,6 +283,8 @@ def _score_fields(record: EvalRecord, prisk: PriskRecord | None, condition: str,
     verdict = answer.verdict
     if verdict is not None:
         base = getattr(record.conditions.get("base"), "answer", None) or ""
+        if condition == "base" and record.reference is not None:
+            base = record.reference  # framing: base is judged against an independent sample
         criterion = judging.criterion(prisk, base) if prisk else None
         if criterion is not None:
             fields.append(("judge criterion", f"{criterion.name}: {criterion.description}"))
@@ -253,6 +311,11 @@ def _score_fields(record: EvalRecord, prisk: PriskRecord | None, condition: str,
             fields.append(("covered by these samples", "\n".join(sorted(covered))))
         if record.record_id in sets.useful:
             fields.append(("useful to this user (A)", "\n".join(sets.useful[record.record_id])))
+        coverage = narrowing_coverage(record, sets).get(condition)
+        if coverage is not None:
+            fields.append(("coverage (C = union of the samples)",
+                           f"CR {_fmt(coverage['cr_union'])}, UIR {_fmt(coverage['uir'])}, "
+                           f"RelCR {_fmt(coverage['relcr_union'])} (against base)"))
     inversion = record.inversion
     if inversion is not None and inversion.invertible and condition == "profile":
         fields.append(("inversion: preference swapped to", inversion.preference))
@@ -261,5 +324,5 @@ def _score_fields(record: EvalRecord, prisk: PriskRecord | None, condition: str,
         if inversion.lean_original is not None:
             fields.append(("inversion: leans", f"sides A = {inversion.sides[0]}, B = "
                            f"{inversion.sides[1]}; original {inversion.lean_original}, inverted "
-                           f"{inversion.lean_inverted}, flipped {inversion.flipped}"))
+                           f"{inversion.lean_inverted}: {inversion.outcome}"))
     return fields
