@@ -27,7 +27,7 @@ def target(questions: int = 1, answer: str = "B") -> Callable:
     def reply(messages, params):
         system = system_of(messages)
         if "###ACTION###" not in system:
-            marker = "oracle" if "preferences for this question" in system else "baseline"
+            marker = "oracle" if system else "baseline"  # baseline has no system prompt
             return f"[{marker}] Working it out.\nANSWER: {answer}"
         asked = sum(1 for m in messages if m["role"] == "assistant")
         if asked < questions:
@@ -51,8 +51,8 @@ ASK = "###ACTION###: ask_question\n###RESPONSE###: Do you like visual diagrams? 
 def condition_of(messages: list[dict]) -> str:
     system = system_of(messages)
     if "###ACTION###" not in system:
-        return "oracle" if "preferences for this question" in system else "baseline"
-    fixed = re.search(r"exactly (\d+) question", system)
+        return "oracle" if system else "baseline"  # baseline has no system prompt
+    fixed = re.search(r"exactly (\d+) (?:clarifying )?question", system)
     return f"fixed_{fixed.group(1)}" if fixed else "discovery"
 
 

@@ -16,6 +16,7 @@ from personalens.lenses.prefdisco.problems import Problem
 from personalens.lenses.prefdisco.protocol import WireFormat
 from personalens.lenses.prefdisco.records import PrefdiscoRecord
 from personalens.lenses.prefdisco.release_format import load
+from personalens.lenses.prefdisco.release_protocol import FINAL_PROMPT
 from personalens.lenses.prefdisco.report_page import browser_entries
 from personalens.lenses.prefdisco.turn_grammar import (
     USER_REPLY_CHARS,
@@ -69,12 +70,13 @@ def test_a_grammar_goes_only_to_a_constrained_model_and_api_requests_stay_as_the
         (grammar,) = grammars[condition]
         assert grammar.startswith("root ::= answer\n")
         assert 'value ::= ("A" | "B" | "C" | "D")' in grammar
-    # Discovery with one question: the first turn may ask or answer, the last must answer.
-    assert [g.splitlines()[0] for g in grammars["discovery"]] == ["root ::= ask | final",
-                                                                  "root ::= final"]
-    # Exactly two questions: two turns that must ask, then one that must answer.
-    assert [g.splitlines()[0] for g in grammars["fixed_2"]] == ["root ::= ask", "root ::= ask",
-                                                                "root ::= final"]
+    # Discovery with one question: the turn may ask or answer; the budget spent, the final
+    # prompt's answer, as a single-turn answer.
+    assert [g.splitlines()[0] for g in grammars["discovery"]] == [
+        "root ::= ask | final", "root ::= answer"]
+    # Exactly two questions: two turns that must ask, then the final prompt's answer.
+    assert [g.splitlines()[0] for g in grammars["fixed_2"]] == [
+        "root ::= ask", "root ::= ask", "root ::= answer"]
     # The simulated user writes one paragraph; the judge is held by its JSON schema.
     assert [params["grammar"] for _, params in roles.of("user")] == [
         reply_grammar(USER_REPLY_CHARS)] * 3
@@ -92,7 +94,7 @@ def test_a_grammar_goes_only_to_a_constrained_model_and_api_requests_stay_as_the
     _, _, outcome = evaluate(path, tmp_path / "api", api, turns=1)
     assert outcome.complete
     calls = api.of("target")
-    assert len(calls) == 4  # baseline, oracle, discovery's question and answer
+    assert len(calls) == 4  # baseline, oracle, discovery's question, the final prompt
     assert all(set(params) == {"temperature", "seed", "max_tokens"} for _, params in calls)
     assert [set(params) for _, params in api.of("user")] == [
         {"temperature", "seed", "max_tokens"}]
@@ -214,7 +216,9 @@ def test_a_repairable_turn_is_not_asked_again(tmp_path, monkeypatch):
     path = data.write(tmp_path / "mmlu.jsonl", [data.weighted("p1", {"visual": 1.0})])
     roles = Roles(target=loose, user=passive_user,
                   judge=judge_table(_table(["p1"]))).install(monkeypatch)
-    _, records, outcome = evaluate(path, tmp_path / "out", roles, turns=1)
+    # Under our protocol the turn after the budget must answer, so a bare answer is repaired.
+    _, records, outcome = evaluate(path, tmp_path / "out", roles, turns=1,
+                                   protocol="personalens")
     assert outcome.complete
     record = _by_key(records)["mmlu/p1/discovery"]
     ask, final = record["transcript"]
@@ -226,7 +230,7 @@ def test_a_repairable_turn_is_not_asked_again(tmp_path, monkeypatch):
     assert record["response"] == "[p1/discovery] Done.\nANSWER: B"
     assert record["correctness"]["correct"] is True
     discovery_calls = [m for m, _ in roles.of("target") if condition_of(m) == "discovery"]
-    assert len(discovery_calls) == 2  # no correction was sent
+    assert len(discovery_calls) == 2  # two turns: no correction sent
 
 
 def test_a_selection_off_by_case_or_scale_is_repaired_without_asking_again(tmp_path,
@@ -345,8 +349,10 @@ def test_a_protocol_failure_is_final_when_the_target_is_deterministic(tmp_path, 
         roles = ConstrainedRoles(constrained=(), nondeterministic=() if deterministic else
                                  ("target",), target=_never_answers, user=passive_user,
                                  judge=judge_table(_table(["p1"]))).install(monkeypatch)
+        # Under our protocol the turn after the budget must answer: a target that never does
+        # fails the item. (Under the release's, the final prompt follows the budget.)
         metrics, records, outcome = evaluate(path, tmp_path / f"out-{deterministic}", roles,
-                                             turns=1)
+                                             turns=1, protocol="personalens")
         (failure,) = outcome.tally.failures
         assert failure.kind == "protocol"
         assert failure.final is deterministic
@@ -380,7 +386,8 @@ def test_with_nothing_paired_normalign_says_so_and_no_plot_is_drawn(tmp_path, mo
     path = data.write(tmp_path / "mmlu.jsonl", [data.weighted("p1", {"visual": 1.0})])
     roles = Roles(target=_never_answers, user=passive_user,
                   judge=judge_table(_table(["p1"]))).install(monkeypatch)
-    metrics, _, outcome = evaluate(path, tmp_path / "out", roles, turns=1)
+    metrics, _, outcome = evaluate(path, tmp_path / "out", roles, turns=1,
+                                   protocol="personalens")
     assert metrics["n_instances"] == 0
     (line,) = [h for h in outcome.metrics.headlines() if h.startswith("NormAlign")]
     assert "no instance was scored in every condition" in line
@@ -389,9 +396,11 @@ def test_with_nothing_paired_normalign_says_so_and_no_plot_is_drawn(tmp_path, mo
     assert "nothing scored" in report and "<img" not in report
     # With instances paired and oracle = baseline, it is still "undefined".
     metrics = PrefdiscoMetrics.model_validate({
-        "scoring": "strict", "conditions": list(CONDITIONS),
+        "scoring": "strict", "protocol": "release", "truncated_answers": "exclude",
+        "conditions": list(CONDITIONS),
         "prefalign": {c: {"mean": 3.0, "ci_low": 3.0, "ci_high": 3.0, "n": 2}
                       for c in CONDITIONS},
+        "truncated": {c: {"count": 0, "share": 0.0, "n": 2} for c in CONDITIONS},
         "accuracy": {c: {"mean": 1.0, "ci_low": 1.0, "ci_high": 1.0, "n": 2, "n_unparsed": 0}
                      for c in CONDITIONS},
         "normalign": {"overall": {"value": None, "ci_low": None, "ci_high": None,
@@ -439,7 +448,11 @@ def test_the_browser_shows_inputs_every_message_verdicts_and_the_failed_exchange
     assert ok["persona"] == "- name: p1\n- occupation: nurse"
     assert ok["preferences (value, importance, weight)"].startswith(
         "- visual: visual diagrams and sketches (importance 0.5, weight 1.00)")
-    assert "up to 2 question(s)" in ok["target's system prompt"]
+    assert "one or two clarifying questions" in ok["target's system prompt"]
+    # After the dialogue: the final prompt, then its answer, the one judged.
+    assert labels.index("turn 2: target (final answer)") < labels.index(
+        "final prompt (user)") < labels.index("final answer (judged)")
+    assert ok["final prompt (user)"].startswith(FINAL_PROMPT)
     assert labels.index("turn 1: target (question)") < labels.index(
         "turn 1: user (revealed: visual)") < labels.index("turn 2: target (final answer)")
     assert ok["turn 1: target (question)"] == asks["p1"]

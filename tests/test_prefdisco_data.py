@@ -21,6 +21,12 @@ SOURCE_ROWS = {
     "aime": ("aime", {"ID": "2024-I-1", "Problem": "Find the remainder.", "Solution": "...",
                       "Answer": 204},
              Problem("aime", "Find the remainder.", {}, "204", "numeric")),
+    "aime release": ("aime", {"ID": "1983-I-1", "Year": 1983, "Problem Number": 1,
+                              "Question": "Find w.", "Answer": "060", "Part": "I"},
+                     Problem("aime", "Find w.", {}, "060", "numeric")),
+    "aime release without year and number": (
+        "aime", {"Question": "Find w.", "Answer": 60},
+        Problem("aime", "Find w.", {}, "60", "numeric")),
     "aime lowercase": ("aime", {"problem": "Find the remainder.", "answer": "033"},
                        Problem("aime", "Find the remainder.", {}, "033", "numeric")),
     "aime lowercase with solution": (
@@ -83,11 +89,43 @@ def test_each_source_row_is_normalised(case):
     assert normalise(row, task) == expected
 
 
-@pytest.mark.parametrize("case", ["math500", "aime", "commonsenseqa", "logiqa", "medqa", "mmlu",
-                                  "scienceqa", "socialiqa", "mascqa numerical"])
+@pytest.mark.parametrize("case", ["math500", "aime", "aime release", "commonsenseqa", "logiqa",
+                                  "medqa", "mmlu", "scienceqa", "socialiqa",
+                                  "mascqa numerical"])
 def test_a_source_is_recognised_by_its_fields_alone(case):
     _, row, expected = SOURCE_ROWS[case]
     assert normalise(row, "some_file_stem") == expected
+
+
+def test_a_commonsenseqa_row_of_the_test_split_is_refused_for_its_missing_answer_key():
+    """The release samples CommonsenseQA's test split, whose answerKey is empty: such a row has
+    no gold, and says where to take rows with one."""
+    _, row, _ = SOURCE_ROWS["commonsenseqa"]
+    with pytest.raises(ProblemShapeError, match="a commonsenseqa row with a bad field \\(no "
+                       "answerKey: CommonsenseQA's test split has no answer keys; take rows "
+                       "from its train or validation split\\)"):
+        normalise({**row, "answerKey": ""}, "commonsenseqa")
+
+
+def test_the_shipped_problems_carry_their_gold_answers():
+    """The ~30 problems shipped for `prefdisco build` (personalens' own question/answer shape),
+    each source's golds by hand."""
+    from personalens.lenses.prefdisco.build import SHIPPED_PROBLEMS, load_problems
+
+    golds: dict[str, list[tuple[str, str]]] = {}
+    for source in load_problems([SHIPPED_PROBLEMS], None):
+        golds.setdefault(source.problem.source, []).append((source.problem.gold,
+                                                           source.problem.kind))
+    assert golds == {
+        "math": [("73", "numeric"), ("720", "numeric"), ("12", "numeric"), ("24", "numeric"),
+                 ("34", "numeric"), ("1/6", "numeric"), ("20", "numeric"), ("2", "numeric")],
+        "logic": [("D", "choice"), ("B", "choice"), ("D", "choice"), ("B", "choice"),
+                  ("B", "choice")],
+        "commonsense": [("B", "choice")] * 4 + [("A", "choice"), ("B", "choice")],
+        "social": [("B", "choice"), ("A", "choice"), ("B", "choice"), ("B", "choice"),
+                   ("A", "choice"), ("B", "choice")],
+        "health": [("A", "choice"), ("B", "choice"), ("A", "choice"), ("100", "numeric"),
+                   ("B", "choice")]}
 
 
 def test_a_long_free_answer_is_open_and_a_bad_row_names_its_problem():

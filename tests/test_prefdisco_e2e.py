@@ -56,9 +56,10 @@ def test_eval_through_the_cli_against_a_real_http_server(tmp_path):
     by_model: dict[str, list[dict]] = {}
     for body in server.requests:
         by_model.setdefault(body["model"], []).append(body)
-    # target: 3 x (baseline + oracle) + discovery turns (p1 2, p2 3, q1 2) = 13
-    # user: one reply per question (1 + 2 + 1); judge: 3 instances x 3 conditions x 2 criteria
-    assert {m: len(b) for m, b in by_model.items()} == {"target": 13, "user": 4, "judge": 18}
+    # target: 3 x (baseline + oracle) + discovery turns (p1 2, p2 3, q1 2) + 3 final prompts
+    # = 16; user: one reply per question (1 + 2 + 1); judge: 3 instances x 3 conditions x 2
+    # criteria
+    assert {m: len(b) for m, b in by_model.items()} == {"target": 16, "user": 4, "judge": 18}
     assert {b["temperature"] for b in by_model["target"]} == {0.0}
     assert {b["temperature"] for b in by_model["user"]} == {0.4}
     assert {b["temperature"] for b in by_model["judge"]} == {0.0}
@@ -93,7 +94,7 @@ def test_eval_through_the_cli_against_a_real_http_server(tmp_path):
     assert manifest["self_roles"] == []  # user and judge are other models than the target
     assert (manifest["config"]["temperature"], manifest["config"]["user_temperature"],
             manifest["config"]["judge_temperature"]) == (0.0, 0.4, 0.0)
-    assert manifest["usage"]["target"]["requests"] == 13
+    assert manifest["usage"]["target"]["requests"] == 16
     assert manifest["usage"]["judge"]["requests"] == 18
     report = (out / "report.html").read_text()
     assert "NormAlign per task" in report and "Do you like visual diagrams?" in report
@@ -187,5 +188,6 @@ def test_a_run_that_grades_the_target_by_itself_says_so(tmp_path, monkeypatch, m
                                      models=models, judges=judges))
     assert lens.self_roles() == labels
     assert lens.identity().manifest({}).self_roles == labels
-    line = lens.summary_line(type("M", (), {"n_instances": 1, "n_planned_instances": 1})())
+    line = lens.summary_line(type("M", (), {"n_instances": 1, "n_planned_instances": 1,
+                                            "truncated": {}})())
     assert line.endswith("".join(f" · {label.upper()}" for label in labels) or "paired")

@@ -2,13 +2,14 @@
 and protocol failures, temperatures per role, and which preferences a user's replies reveal."""
 
 import json
+import re
 
 import pytest
-from scipy import stats
 
 import prefdisco_data as data
 from personalens.lenses.prefdisco.preference_reveal import revealed
 from personalens.lenses.prefdisco.protocol import WireFormat, strip_wrapper
+from personalens.lenses.prefdisco.release_protocol import FINAL_PROMPT
 from personalens.lenses.prefdisco.scoring import count_questions
 from personalens.models.dialogue import FormatBreak
 from prefdisco_double import (
@@ -107,15 +108,18 @@ def test_fixed_questions_asks_exactly_n_and_discovery_at_most_the_budget(tmp_pat
     assert outcome.complete and metrics["conditions"] == ["discovery", "fixed_2"]
     records = _by_key(records)
     fixed = records["mmlu/p1/fixed_2"]
-    assert [t["action"] for t in fixed["transcript"]] == ["ask", "ask", "final"]
+    # Two questions, then the final prompt (no answer turn inside the dialogue).
+    assert [t["action"] for t in fixed["transcript"]] == ["ask", "ask"]
     assert fixed["questions"] == {"turns": 2, "questions": 4}  # two question marks per turn
     assert records["mmlu/p1/discovery"]["questions"] == {"turns": 1, "questions": 2}
     assert metrics["questions_asked"] == {"discovery": {"turns": 1.0, "questions": 2.0},
                                           "fixed_2": {"turns": 2.0, "questions": 4.0}}
     assert "normalign" not in metrics  # no baseline or oracle to normalise by
     target_systems = {condition_of(m): m[0]["content"] for m, _ in roles.of("target")}
-    assert "exactly 2 question(s)" in target_systems["fixed_2"]
-    assert "up to 5 question(s)" in target_systems["discovery"]
+    # The release's prompts: fixed_N names N; discovery names no budget (the loop holds it).
+    assert "exactly 2 clarifying question turn(s)" in target_systems["fixed_2"]
+    assert "one or two clarifying questions" in target_systems["discovery"]
+    assert not re.search(r"\d", target_systems["discovery"])
     assert len(roles.of("user")) == 3  # one reply per question turn: 1 + 2
 
 
@@ -156,9 +160,13 @@ def test_a_target_answering_early_is_corrected(tmp_path, monkeypatch):
     assert retried[-1]["content"].startswith("That reply cannot be used (the turn must be a "
                                              "question)")
     assert "###ACTION###: ask_question" in retried[-1]["content"]
-    # The accepted history holds no rejected turn.
-    final_call = [m for m, _ in roles.of("target")][-1]
-    assert all("Early." not in m["content"] for m in final_call)
+    # The accepted history holds no rejected turn: the final prompt follows the two accepted
+    # questions and their replies only.
+    (final,) = [m for m, _ in roles.of("target") if condition_of(m) == "fixed_2"
+                and FINAL_PROMPT in m[-1]["content"]]
+    assert [m["role"] for m in final] == ["system", "user", "assistant", "user", "assistant",
+                                          "user"]
+    assert all("Early." not in m["content"] for m in final)
 
 
 def test_a_target_that_never_complies_fails_the_item_as_protocol(tmp_path, monkeypatch):
@@ -181,7 +189,10 @@ def test_a_target_that_never_complies_fails_the_item_as_protocol(tmp_path, monke
     assert (failed["instance"], failed["condition"]) == ("mmlu/p1", "fixed_2")
     assert len(failed["rejected"]) == 3
     assert metrics["failures"][0]["kind"] == "protocol" and metrics["n_failed"] == 1
-    assert metrics["unpaired"][0]["reasons"] == ["fixed_2: no scored record (failed or not run)"]
+    # A failed fixed_2 leaves the main pairing alone; it is out of fixed_2's own.
+    assert metrics["unpaired"] == [] and metrics["n_instances"] == 1
+    assert metrics["unpaired_fixed"]["fixed_2"][0]["reasons"] == [
+        "fixed_2: no scored record (failed or not run)"]
     # Three tries at turn 1, each after a correction of the one before.
     turn_1 = [m for m, p in roles.of("target") if condition_of(m) == "fixed_2"
               and p["seed"] in (100, 101, 102)]
@@ -194,19 +205,37 @@ def _endless_asker(answers_when_corrected: bool):
         condition, pid = condition_of(messages), problem_id(messages)
         if condition != "discovery":
             return f"[{pid}/{condition}] Working it out.\nANSWER: B"
-        if answers_when_corrected and messages[-1]["content"].startswith("That reply"):
+        if answers_when_corrected and (messages[-1]["content"].startswith("That reply")
+                                       or FINAL_PROMPT in messages[-1]["content"]):
             return f"###ACTION###: final_answer\n###RESPONSE###: [{pid}/{condition}] ok\nANSWER: B"
         return ASK
     return reply
 
 
 @pytest.mark.parametrize("turns", [1, 3])
-def test_discovery_asks_at_most_its_budget_then_must_answer(tmp_path, monkeypatch, turns):
+def test_discovery_asks_at_most_its_budget_then_the_final_prompt_follows(tmp_path, monkeypatch,
+                                                                        turns):
     path = data.write(tmp_path / "mmlu.jsonl", [data.weighted("p1", {"visual": 1.0})])
     roles = Roles(target=_endless_asker(True), user=passive_user, judge=judge_table(
         _flat_table(["p1"], criteria=("visual",)))).install(monkeypatch)
     metrics, records, outcome = evaluate(path, tmp_path / "out", roles,
                                          conditions=["discovery"], turns=turns)
+    assert outcome.complete
+    (record,) = [r for r in records if r["key"] == "mmlu/p1/discovery"]
+    assert [t["action"] for t in record["transcript"]] == ["ask"] * turns
+    assert record["response"] == "[p1/discovery] ok\nANSWER: B"  # the final prompt's answer
+    assert len(roles.of("target")) == turns + 1 and len(roles.of("user")) == turns
+
+
+@pytest.mark.parametrize("turns", [1, 3])
+def test_under_our_protocol_discovery_asks_at_most_its_budget_then_must_answer(
+        tmp_path, monkeypatch, turns):
+    path = data.write(tmp_path / "mmlu.jsonl", [data.weighted("p1", {"visual": 1.0})])
+    roles = Roles(target=_endless_asker(True), user=passive_user, judge=judge_table(
+        _flat_table(["p1"], criteria=("visual",)))).install(monkeypatch)
+    metrics, records, outcome = evaluate(path, tmp_path / "out", roles,
+                                         conditions=["discovery"], turns=turns,
+                                         protocol="personalens")
     assert outcome.complete
     (record,) = [r for r in records if r["key"] == "mmlu/p1/discovery"]
     assert record["questions"]["turns"] == turns
@@ -223,7 +252,7 @@ def test_discovery_past_its_budget_without_answering_is_a_protocol_failure(tmp_p
     roles = Roles(target=_endless_asker(False), user=passive_user, judge=judge_table(
         _flat_table(["p1"], criteria=("visual",)))).install(monkeypatch)
     _, records, outcome = evaluate(path, tmp_path / "out", roles, conditions=["discovery"],
-                                   turns=2)
+                                   turns=2, protocol="personalens")
     assert [(f.key, f.kind) for f in outcome.tally.failures] == [
         ("mmlu/p1/discovery", "protocol")]
     assert len(roles.of("user")) == 2
@@ -242,8 +271,10 @@ def test_each_role_gets_its_own_temperature(tmp_path, monkeypatch, target_temper
              user_temperature=0.7, judge_temperature=0.3, fixed_questions=[1])
     seen = {name: [p["temperature"] for _, p in roles.of(name)]
             for name in ("target", "user", "judge")}
-    assert len(seen["target"]) == 6  # baseline, oracle, discovery 2 turns, fixed_1 2 turns
-    assert seen["target"] == [target_temperature] * 6
+    # baseline, oracle, discovery (a question, its answer turn, the final prompt) and fixed_1
+    # (its question, the final prompt)
+    assert len(seen["target"]) == 7
+    assert seen["target"] == [target_temperature] * 7
     assert seen["user"] == [0.7, 0.7]
     assert seen["judge"] == [0.3] * 4
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
@@ -284,7 +315,7 @@ def test_question_turns_and_question_marks():
     assert count_questions([]) == 0
 
 
-def test_discovered_preferences_questions_and_their_correlation_with_gain(tmp_path,
+def test_discovered_preferences_and_question_turns_against_gain(tmp_path,
                                                                           monkeypatch):
     ids = ["p1", "p2", "p3", "p4"]
     turns = {"p1": 0, "p2": 1, "p3": 2, "p4": 1}
@@ -311,11 +342,15 @@ def test_discovered_preferences_questions_and_their_correlation_with_gain(tmp_pa
     assert metrics["preferences_discovered_share"] == {"discovery": pytest.approx(0.375)}
     # Turns 0, 1, 2, 1; question marks 0, 1, 2 x 3, 2.
     assert metrics["questions_asked"] == {"discovery": {"turns": 1.0, "questions": 2.25}}
-    questions, gains = [0, 1, 6, 2], [0.0, 1.0, 3.0, 1.0]
-    expected = stats.pearsonr(questions, gains)
-    assert metrics["questions_vs_gain"]["n"] == 4
-    assert metrics["questions_vs_gain"]["r"] == pytest.approx(expected.statistic)
-    assert metrics["questions_vs_gain"]["p"] == pytest.approx(expected.pvalue)
-    # By hand: deviations (-2.25, -1.25, 3.75, -0.25) and (-1.25, -0.25, 1.75, -0.25).
-    assert metrics["questions_vs_gain"]["r"] == pytest.approx(9.75 / (20.75 * 4.75) ** 0.5)
-    assert "Pearson r = 0.982" in (tmp_path / "out" / "report.html").read_text()
+    # Question TURNS (ask actions) 0, 1, 2, 1 against gains 0, 1, 3, 1, by hand: deviations
+    # (-1, 0, 1, 0) and (-1.25, -0.25, 1.75, -0.25); Sxy = 3, Sxx = 2, Syy = 4.75.
+    fit = metrics["question_turns_vs_gain"]
+    assert fit["n"] == 4
+    assert fit["r"] == pytest.approx(3 / 9.5 ** 0.5)  # 0.973; question marks would give 0.982
+    assert fit["slope"] == pytest.approx(1.5)  # Sxy / Sxx; question marks: 9.75 / 20.75
+    assert fit["intercept"] == pytest.approx(-0.25)
+    # t = r sqrt(2 / (1 - r^2)) = 6 on 2 df: p = 1 - 6 / sqrt(38)
+    assert fit["p"] == pytest.approx(1 - 6 / 38 ** 0.5)
+    assert "questions_vs_gain" not in metrics  # the question-mark correlation is gone
+    assert "Pearson r = 0.973" in (tmp_path / "out" / "report.html").read_text()
+    assert "slope = 1.5 per question turn" in (tmp_path / "out" / "report.html").read_text()

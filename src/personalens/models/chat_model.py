@@ -37,6 +37,12 @@ class ChatModel:
         return bool(getattr(self.provider, "constrains_output", False))
 
     @property
+    def context_tokens(self) -> int | None:
+        """The context one request has (prompt and reply together) when this process runs the
+        model (llama.cpp in-process); None when a server knows its own."""
+        return getattr(self.provider, "context_tokens", None)
+
+    @property
     def deterministic(self) -> bool:
         """True when the same request always gets the same reply (llama.cpp with a seed, a
         script): a reply that broke a format will break it again on a rerun."""

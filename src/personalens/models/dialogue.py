@@ -2,7 +2,9 @@
 
 The target either asks a question or gives its final answer each turn; a `TurnFormat` (the
 lens's wire format) reads which. The runner holds the question budget: with `exact`, the target
-must ask exactly `questions` questions and then answer; otherwise at most that many. A target
+must ask exactly `questions` questions and then answer; otherwise at most that many. With
+`answer_turn=False` the dialogue ends when the budget is spent, without asking for an answer
+turn (the caller then asks for the answer its own way, as PrefDisco's release does). A target
 that decodes under a grammar (a local llama.cpp model) is sent the format's grammar for the
 turn, with the action the budget requires, so it cannot break the format; an API model's
 request is unchanged. A turn that breaks the format (or the budget) is repaired when the format
@@ -96,9 +98,9 @@ class SimulatedUser:
 
 @dataclass
 class DialogueResult:
-    turns: list[dict]  # per target turn: {action, text, raw, attempts, rejected, repaired?,
-    # reply?}
-    final: str  # the final answer, wrapper stripped
+    turns: list[dict]  # per target turn: {action, text, raw, finish_reason, attempts,
+    # rejected, repaired?, reply?}
+    final: str | None  # the final answer, wrapper stripped; None when the budget ran out first
 
     @property
     def questions(self) -> list[str]:
@@ -108,16 +110,17 @@ class DialogueResult:
 async def run_dialogue(target: ChatModel, opening: list[Message], user: SimulatedUser,
                        turn_format: TurnFormat, *, questions: int, exact: bool = False,
                        temperature: float = 0.0, max_tokens: int = 1024, attempts: int = 3,
-                       key: str = "dialogue", steps: Steps | None = None) -> DialogueResult:
+                       answer_turn: bool = True, key: str = "dialogue",
+                       steps: Steps | None = None) -> DialogueResult:
     """Converse until the target answers; raises `ProtocolFailure` when a turn stays broken.
 
     At most `questions` question turns and one answer: once the budget is spent the turn must
-    be the answer, so the loop cannot run longer.
+    be the answer (`answer_turn`) or the dialogue ends unanswered, so the loop cannot run longer.
     """
     steps = steps or _NoSteps()
     messages = list(opening)
     turns: list[dict] = []  # every turn but the last is a question with its reply
-    for index in range(questions + 1):
+    for index in range(questions + 1 if answer_turn else questions):
         must: Action | None = "final" if index == questions else ("ask" if exact else None)
         turn = await steps.get(f"{key}/turn/{index}", lambda m=must, i=index: _target_turn(
             target, messages, turn_format, must=m, temperature=temperature, attempts=attempts,
@@ -135,7 +138,9 @@ async def run_dialogue(target: ChatModel, opening: list[Message], user: Simulate
             raise _with_turns(exc, [*turns, turn]) from exc
         turns.append({**turn, "reply": reply})
         messages.append({"role": "user", "content": reply})
-    raise AssertionError("unreachable: the last allowed turn must be the answer")
+    if answer_turn:
+        raise AssertionError("unreachable: the last allowed turn must be the answer")
+    return DialogueResult(turns, None)
 
 
 async def _target_turn(target: ChatModel, messages: list[Message], turn_format: TurnFormat, *,
@@ -155,7 +160,8 @@ async def _target_turn(target: ChatModel, messages: list[Message], turn_format: 
                      {"role": "user", "content": turn_format.correction(str(exc), must)}]
             continue
         turn = {"action": parsed.action, "text": parsed.text, "raw": completion.text,
-                "attempts": attempt + 1, "rejected": rejected}
+                "finish_reason": completion.finish_reason, "attempts": attempt + 1,
+                "rejected": rejected}
         return {**turn, "repaired": repaired} if repaired else turn
     raise ProtocolFailure(f"turn {seed} broke the format {attempts} times "
                           f"(last: {rejected[-1]['problem']})", attempts,

@@ -197,9 +197,9 @@ def _refusal(previous: dict[str, Any] | None, manifest: Manifest) -> str | None:
     written = previous.get("record_schema") or _first_version(manifest.record_schema)
     if manifest.record_schema and written != manifest.record_schema:
         return (f"run directory holds {written} records and this personalens writes "
-                f"{manifest.record_schema} (what a record holds changed), so it cannot be resumed; its "
-                "files are untouched: finish it with the personalens that wrote it or choose "
-                "another --out")
+                f"{manifest.record_schema} (what a record holds changed), so it cannot be "
+                "resumed; its files are untouched: finish it with the personalens that wrote it "
+                "or choose another --out")
     if previous.get("config") != manifest.config:
         return ("run directory holds a run with a different configuration; resume it with the "
                 "same options or choose another --out")

@@ -1,17 +1,21 @@
-"""From item records to metrics: pairing, PrefAlign and accuracy per condition, NormAlign per
-task, questions asked, preferences discovered, judge validity and agreement.
+"""From item records to metrics: pairing, PrefAlign and accuracy per condition, truncated
+answers, NormAlign per task (for discovery and each fixed_<N>), questions asked against the
+PrefAlign gain, preferences discovered, judge validity and agreement.
 
-Pairing: an instance enters the means only when every condition has a scored record for it
-(not failed, not dropped); the others are listed with the reason.
+Pairing: an instance enters the main means only when every condition of `--conditions` has a
+scored record for it (not failed, not dropped); the others are listed with the reason. A
+`fixed_<N>` condition is paired on its own, with baseline and oracle (those that ran), so adding
+`--fixed-questions` never changes the main numbers. A truncated answer (cut off at the token
+limit) is counted apart and, with `truncated="exclude"`, left out of accuracy (not of PrefAlign).
 """
 
 from collections import defaultdict
 
 import numpy as np
 
-from personalens.lenses.prefdisco.evaluation import SINGLE_TURN
+from personalens.lenses.prefdisco.evaluation import SINGLE_TURN, fixed_questions
 from personalens.lenses.prefdisco.records import PrefdiscoRecord
-from personalens.lenses.prefdisco.scoring import MIN_GAP, normalign, pearson
+from personalens.lenses.prefdisco.scoring import MIN_GAP, linear_fit, normalign
 from personalens.runs import ItemRecords
 from personalens.stats.agreement import judge_agreement
 from personalens.stats.bootstrap import mean_ci
@@ -20,26 +24,33 @@ NORMALIGN_CONDITIONS = ("baseline", "discovery", "oracle")
 
 
 def summarise(records: ItemRecords[PrefdiscoRecord], *, instances: list[tuple[str, str]],
-              conditions: list[str], n_judges: int, min_gap: float = MIN_GAP) -> dict:
-    """`instances`: (key, task) of every planned instance, in plan order."""
+              conditions: list[str], n_judges: int, min_gap: float = MIN_GAP,
+              truncated: str = "exclude") -> dict:
+    """`instances`: (key, task) of every planned instance, in plan order; `truncated`:
+    "exclude" (truncated answers out of accuracy) or "score"."""
     ok = list(records.ok())
     by_instance: dict[str, dict[str, PrefdiscoRecord]] = defaultdict(dict)
     for record in ok:
         by_instance[record.instance][record.condition] = record
-    paired, unpaired = _pair(instances, conditions, by_instance)
-    tasks, by_task = dict(instances), defaultdict(list)  # task: paired instances, plan order
-    for key in paired:
-        by_task[tasks[key]].append(key)
-    scored = {c: [by_instance[k][c] for k in paired] for c in conditions}  # paired records
+    main = [c for c in conditions if fixed_questions(c) is None]
+    anchors = [c for c in ("baseline", "oracle") if c in main]
+    paired, unpaired = _pair(instances, main, by_instance)
+    fixed = {f: _pair(instances, [*anchors, f], by_instance)
+             for f in conditions if f not in main}
+    tasks = dict(instances)
+    scored = {c: [by_instance[k][c] for k in paired] for c in main}  # paired records
+    scored.update({f: [by_instance[k][f] for k in keys] for f, (keys, _) in fixed.items()})
     metrics: dict = {
         "prefalign": {c: _mean([r.prefalign for r in scored[c]]) for c in conditions},
-        # Unparsed answers are wrong and stay in the denominator.
-        "accuracy": {c: {**_mean([float(r.correctness.correct) for r in scored[c]]),
-                         "n_unparsed": sum(r.correctness.unparsed for r in scored[c])}
-                     for c in conditions},
+        "accuracy": {c: _accuracy(scored[c], truncated) for c in conditions},
+        "truncated": {c: _truncated(scored[c]) for c in conditions},
     }
-    if set(NORMALIGN_CONDITIONS) <= set(conditions):
-        metrics.update(_normalign(paired, by_task, by_instance, min_gap))
+    if set(NORMALIGN_CONDITIONS) <= set(main):
+        metrics.update(_normalign(paired, _by_task(paired, tasks), by_instance, min_gap))
+    if len(anchors) == 2 and fixed:
+        metrics["normalign_fixed"] = {
+            f: _normalign_rows(keys, _by_task(keys, tasks), by_instance, f, min_gap)
+            for f, (keys, _) in fixed.items()}
     dialogue = [c for c in conditions if c not in SINGLE_TURN]
     metrics["questions_asked"] = {
         c: {"turns": _mean_or_none([r.questions.turns for r in scored[c]]),
@@ -50,18 +61,47 @@ def summarise(records: ItemRecords[PrefdiscoRecord], *, instances: list[tuple[st
     metrics["preferences_discovered_share"] = {
         c: _mean_or_none([len(r.revealed) / max(len(r.criteria), 1) for r in scored[c]])
         for c in dialogue}
-    if "discovery" in conditions and "baseline" in conditions:
-        pairs = list(zip(scored["discovery"], scored["baseline"], strict=True))
-        metrics["questions_vs_gain"] = pearson([d.questions.questions for d, _ in pairs],
-                                               [d.prefalign - b.prefalign for d, b in pairs])
+    if "discovery" in main and "baseline" in main:
+        metrics["question_turns_vs_gain"] = linear_fit(*question_turns_and_gains(
+            scored["discovery"], scored["baseline"]))
     metrics["judge"] = _judge_quality(ok, n_judges)
-    metrics["per_task"] = _per_task(by_task, by_instance, conditions)
+    metrics["per_task"] = _per_task(_by_task(paired, tasks), by_instance, main, truncated)
     metrics.update(n_instances=len(paired), n_planned_instances=len(instances),
                    n_failed=len(records.failures()), unpaired=unpaired,
+                   unpaired_fixed={f: missing for f, (_, missing) in fixed.items()},
                    renormalised_weights=sorted({
                        r.instance for r in ok
                        if any(abs(c.weight - c.normalised_weight) > 1e-12 for c in r.criteria)}))
     return metrics
+
+
+def question_turns_and_gains(discovery: list[PrefdiscoRecord],
+                             baseline: list[PrefdiscoRecord]) -> tuple[list[int], list[float]]:
+    """Per paired instance: the target's question turns in discovery (its ask actions, not
+    question marks) and its PrefAlign gain over baseline."""
+    pairs = list(zip(discovery, baseline, strict=True))
+    return ([d.questions.turns for d, _ in pairs], [d.prefalign - b.prefalign for d, b in pairs])
+
+
+def _by_task(keys: list[str], tasks: dict[str, str]) -> dict[str, list[str]]:
+    by_task: dict[str, list[str]] = defaultdict(list)  # task: paired instances, plan order
+    for key in keys:
+        by_task[tasks[key]].append(key)
+    return by_task
+
+
+def _accuracy(records: list[PrefdiscoRecord], truncated: str) -> dict:
+    """Unparsed answers are wrong and stay in the denominator; truncated ones leave it unless
+    `truncated` is "score"."""
+    counted = [r for r in records if truncated == "score" or not r.truncated]
+    return {**_mean([float(r.correctness.correct) for r in counted]),
+            "n_unparsed": sum(r.correctness.unparsed for r in counted)}
+
+
+def _truncated(records: list[PrefdiscoRecord]) -> dict:
+    count = sum(r.truncated for r in records)
+    return {"count": count, "share": count / len(records) if records else None,
+            "n": len(records)}
 
 
 def _pair(instances, conditions, by_instance) -> tuple[list[str], list[dict]]:
@@ -89,18 +129,25 @@ def _mean_or_none(values: list[float]) -> float | None:
 
 
 def _normalign(paired, by_task, by_instance, min_gap: float) -> dict:
-    def rows(keys):
-        return [[by_instance[k][c].prefalign for c in NORMALIGN_CONDITIONS] for k in keys]
-
-    per_task = {task: normalign(rows(keys), min_gap=min_gap) for task, keys in by_task.items()}
+    per_condition = _normalign_rows(paired, by_task, by_instance, "discovery", min_gap)
     # Below the baseline the oracle turns NormAlign's sign around: such a task says nothing
     # about whether discovery did worse than the baseline, so the share leaves it out.
-    counted = [v["value"] for v in per_task.values()
-               if not v["undefined"] and not v["oracle_below_baseline"]]
-    return {"normalign": {**per_task, "overall": normalign(rows(paired), min_gap=min_gap)},
+    counted = [v["value"] for task, v in per_condition.items() if task != "overall"
+               and not v["undefined"] and not v["oracle_below_baseline"]]
+    return {"normalign": per_condition,
             "negative_normalign_share": (sum(v < 0 for v in counted) / len(counted)
                                          if counted else None),
             "negative_normalign_tasks": len(counted)}
+
+
+def _normalign_rows(paired, by_task, by_instance, condition: str, min_gap: float) -> dict:
+    """NormAlign of `condition` (discovery or a fixed_<N>) per task and overall."""
+    def rows(keys):
+        return [[by_instance[k][c].prefalign for c in ("baseline", condition, "oracle")]
+                for k in keys]
+
+    return {**{task: normalign(rows(keys), min_gap=min_gap) for task, keys in by_task.items()},
+            "overall": normalign(rows(paired), min_gap=min_gap)}
 
 
 def _judge_quality(records: list[PrefdiscoRecord], n_judges: int) -> dict:
@@ -124,10 +171,10 @@ def _judge_quality(records: list[PrefdiscoRecord], n_judges: int) -> dict:
     return quality
 
 
-def _per_task(by_task, by_instance, conditions) -> dict:
+def _per_task(by_task, by_instance, conditions, truncated: str) -> dict:
     return {task: {"n": len(keys),
                    "prefalign": {c: float(np.mean([by_instance[k][c].prefalign for k in keys]))
                                  for c in conditions},
-                   "accuracy": {c: float(np.mean([by_instance[k][c].correctness.correct
-                                                  for k in keys])) for c in conditions}}
+                   "accuracy": {c: _accuracy([by_instance[k][c] for k in keys], truncated)["mean"]
+                                for c in conditions}}
             for task, keys in by_task.items()}

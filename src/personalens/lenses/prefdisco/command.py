@@ -85,9 +85,10 @@ class PrefdiscoEval(Lens[EvalOptions, PrefdiscoRecord, PrefdiscoMetrics]):
         options = self.options
         summary = summarise(records, instances=[(i.key, i.task) for i in self.dataset.instances],
                             conditions=options.all_conditions, n_judges=len(self.judges),
-                            min_gap=options.normalign_min_gap)
+                            min_gap=options.normalign_min_gap, truncated=options.truncated)
         return PrefdiscoMetrics.model_validate({
-            **summary, "scoring": options.scoring, "conditions": options.all_conditions,
+            **summary, "scoring": options.scoring, "protocol": options.protocol,
+            "truncated_answers": options.truncated, "conditions": options.all_conditions,
             "skipped_invalid": [asdict(i) for i in self.dataset.invalid],
             "data_warnings": {i.key: i.warnings for i in self.dataset.instances if i.warnings},
             "failures": tally.failures})
@@ -96,8 +97,10 @@ class PrefdiscoEval(Lens[EvalOptions, PrefdiscoRecord, PrefdiscoMetrics]):
         specs = self.roles.specs()
         return (f"Data: {self.data} · target {specs['target']} · user {specs['user']} "
                 f"({self.options.user}) · judge(s) "
-                f"{', '.join(j.settings['judge'].spec for j in self.judges)} · scoring "
-                f"{self.options.scoring} · {metrics.n_instances} of "
+                f"{', '.join(j.settings['judge'].spec for j in self.judges)} · protocol "
+                f"{self.options.protocol} · scoring {self.options.scoring} · "
+                f"{sum(t.count for t in metrics.truncated.values())} truncated answer(s) · "
+                f"{metrics.n_instances} of "
                 f"{metrics.n_planned_instances} instances paired"
                 + "".join(f" · {label.upper()}" for label in self.self_roles()))
 
@@ -107,7 +110,7 @@ class PrefdiscoEval(Lens[EvalOptions, PrefdiscoRecord, PrefdiscoMetrics]):
 
     def browser(self, records: ItemRecords[PrefdiscoRecord]) -> BrowserItems:
         return browser_entries(records, {i.key: i for i in self.dataset.instances},
-                               self.options.turns)
+                               self.options.turns, self.options.protocol)
 
     async def aclose(self) -> None:
         for roles in (self.roles, *self.judges):

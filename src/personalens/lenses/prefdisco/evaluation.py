@@ -2,29 +2,34 @@
 
 Conditions: `baseline` (the problem alone), `oracle` (every preference given), `discovery` (a
 conversation with the simulated user, at most `--turns` questions) and `fixed_<N>` (exactly N
-questions). What is judged is the final answer with the protocol wrapper stripped.
+questions). Under `--protocol release` (the default) a dialogue is followed by a separate final
+prompt, and that answer is the one scored; under `--protocol personalens` the answer the target
+gives in the dialogue is. What is judged is the scored answer with the protocol wrapper
+stripped; its finish reason is recorded (a reply cut off at the token limit is "length").
 
 A target that decodes under a grammar (local llama.cpp) answers under one: its final answer
-ends with an `ANSWER:` line of the problem's shape, within `max_tokens`. A failed item's record
-keeps what was produced before the failure (the conversation so far, the answer when judging
-failed), and the failure is final when a rerun would ask the same deterministic model the same
-thing.
+ends with an `ANSWER:` line of the problem's shape, within the grammar's bound. A local
+target's max_tokens is capped to leave room for the prompt (`reply_budget`). A failed item's
+record keeps what was produced before the failure (the conversation so far, the answer when
+judging failed), and the failure is final when a rerun would ask the same deterministic model
+the same thing.
 """
 
 from dataclasses import asdict, dataclass
 
 import pydantic
 
-from personalens.lenses.prefdisco import protocol, scoring, turn_grammar
+from personalens.lenses.prefdisco import protocol, release_protocol, scoring, turn_grammar
 from personalens.lenses.prefdisco.answer_check import grade
 from personalens.lenses.prefdisco.options import EvalOptions
 from personalens.lenses.prefdisco.preference_reveal import revealed
 from personalens.lenses.prefdisco.records import PrefdiscoRecord
 from personalens.lenses.prefdisco.release_format import Instance
+from personalens.lenses.prefdisco.reply_budget import TEMPLATE_TOKENS, reply_tokens
 from personalens.lenses.prefdisco.simulated_user import user_instructions
 from personalens.models import ChatModel, complete_structured, schema_bounded
 from personalens.models.completion import Message
-from personalens.models.dialogue import SimulatedUser, Steps, run_dialogue
+from personalens.models.dialogue import DialogueResult, SimulatedUser, Steps, run_dialogue
 from personalens.models.rubric_judge import RubricCriterion, UnparseableVerdict, judge_criterion
 from personalens.runs import RecordedFailure
 from personalens.runs.settled import gather_settled
@@ -51,16 +56,29 @@ def fixed_questions(condition: str) -> int | None:
     return int(condition.removeprefix("fixed_")) if condition.startswith("fixed_") else None
 
 
-def target_messages(instance: Instance, condition: str, turns: int) -> list[Message]:
-    """What the target is told in `condition` before it answers or asks (a system prompt
-    first, except in baseline); `turns` is the discovery budget."""
+def target_messages(instance: Instance, condition: str, turns: int,
+                    protocol_name: str = "release") -> list[Message]:
+    """What the target is told in `condition` under a protocol before it answers or asks (no
+    system prompt in baseline); `turns` is the discovery budget."""
+    prompts = release_protocol if protocol_name == "release" else protocol
     problem = instance.problem
     if condition == "baseline":
-        return protocol.baseline_messages(problem)
+        return prompts.baseline_messages(problem)
     if condition == "oracle":
-        return protocol.oracle_messages(problem, instance.persona, instance.preferences)
+        return prompts.oracle_messages(problem, instance.persona, instance.preferences)
     fixed = fixed_questions(condition)
-    return protocol.discovery_messages(problem, fixed or turns, fixed is not None)
+    return prompts.discovery_messages(problem, fixed or turns, fixed is not None)
+
+
+def conversation(opening: list[Message], turns: list[dict]) -> list[Message]:
+    """The messages of a finished dialogue as the target saw them: each accepted turn and the
+    user's reply to it."""
+    messages = list(opening)
+    for turn in turns:
+        messages.append({"role": "assistant", "content": turn["raw"]})
+        if turn.get("reply") is not None:
+            messages.append({"role": "user", "content": turn["reply"]})
+    return messages
 
 
 @dataclass
@@ -103,34 +121,66 @@ class Evaluation:
 
     async def _answer(self, item: Item) -> dict:
         instance, condition, options = item.instance, item.condition, self.options
-        problem = instance.problem
-        messages = target_messages(instance, condition, options.turns)
+        messages = target_messages(instance, condition, options.turns, options.protocol)
         if condition in SINGLE_TURN:
-            completion = await self.target.complete(
-                messages, grammar=turn_grammar.answer_grammar(problem, options.max_tokens),
-                temperature=options.temperature, seed=0, max_tokens=options.max_tokens)
-            response = protocol.strip_wrapper(completion.text)
-            raw = {"raw": completion.text} if response != completion.text else {}
-            return {"response": response, **raw, "transcript": [],
-                    "questions": {"turns": 0, "questions": 0}, "revealed": []}
-        fixed = fixed_questions(condition)
-        user = SimulatedUser(self.user, user_instructions(
-            instance.persona, instance.preferences, options.user),
-            temperature=options.user_temperature, attempts=options.attempts,
-            grammar=turn_grammar.reply_grammar(turn_grammar.USER_REPLY_CHARS))
-        # max_tokens bounds each target turn: a small local model may never stop.
-        dialogue = await run_dialogue(
-            self.target, messages, user, protocol.WireFormat(problem, options.max_tokens),
-            questions=fixed or options.turns, exact=fixed is not None,
-            temperature=options.temperature, max_tokens=options.max_tokens,
-            attempts=options.attempts, key=item.key, steps=self.steps)
+            reply = await self._single_answer(messages, instance)
+            return {**reply, "transcript": [], "questions": {"turns": 0, "questions": 0},
+                    "revealed": []}
+        dialogue = await self._dialogue(item, messages)
         transcript = [{**turn, "revealed": revealed(turn["reply"], instance.preferences)}
                       if turn["action"] == "ask" else turn for turn in dialogue.turns]
-        return {"response": dialogue.final, "transcript": transcript,
+        done = {"transcript": transcript,
                 "questions": {"turns": len(dialogue.questions),
                               "questions": scoring.count_questions(dialogue.questions)},
                 "revealed": [name for name in instance.preferences
                              if any(name in t.get("revealed", []) for t in transcript)]}
+        if options.protocol == "personalens":
+            return {**done, "response": dialogue.final,
+                    "finish_reason": dialogue.turns[-1].get("finish_reason"),
+                    "max_tokens": self._dialogue_tokens(item, messages)}
+        final = release_protocol.with_final_prompt(conversation(messages, dialogue.turns),
+                                                   instance.problem)
+        try:
+            reply = await self.steps.get(f"{item.key}/final",
+                                         lambda: self._single_answer(final, instance))
+        except RecordedFailure as exc:  # the failure keeps the dialogue
+            raise exc.with_data(done) from exc
+        return {**done, **reply}
+
+    async def _single_answer(self, messages: list[Message], instance: Instance) -> dict:
+        """One answer to `messages` (baseline, oracle, the release's final prompt)."""
+        max_tokens = reply_tokens(self.target, messages, self.options.max_tokens)
+        completion = await self.target.complete(
+            messages, grammar=turn_grammar.answer_grammar(instance.problem, max_tokens),
+            temperature=self.options.temperature, seed=0, max_tokens=max_tokens)
+        response = protocol.strip_wrapper(completion.text)
+        raw = {"raw": completion.text} if response != completion.text else {}
+        return {"response": response, **raw, "finish_reason": completion.finish_reason,
+                "max_tokens": max_tokens}
+
+    def _dialogue_tokens(self, item: Item, opening: list[Message]) -> int:
+        """max_tokens of every turn of the item's dialogue: the cap leaves room for the
+        longest dialogue the grammars admit (each question and each reply)."""
+        questions = fixed_questions(item.condition) or self.options.turns
+        later = questions * (turn_grammar.QUESTION_CHARS + turn_grammar.USER_REPLY_CHARS
+                             + 2 * TEMPLATE_TOKENS)
+        return reply_tokens(self.target, opening, self.options.max_tokens, later)
+
+    async def _dialogue(self, item: Item, messages: list[Message]) -> DialogueResult:
+        instance, options = item.instance, self.options
+        fixed = fixed_questions(item.condition)
+        user = SimulatedUser(self.user, user_instructions(
+            instance.persona, instance.preferences, options.user),
+            temperature=options.user_temperature, attempts=options.attempts,
+            grammar=turn_grammar.reply_grammar(turn_grammar.USER_REPLY_CHARS))
+        max_tokens = self._dialogue_tokens(item, messages)
+        return await run_dialogue(
+            self.target, messages, user, protocol.WireFormat(instance.problem, max_tokens),
+            questions=fixed or options.turns, exact=fixed is not None,
+            temperature=options.temperature, max_tokens=max_tokens, attempts=options.attempts,
+            # The release sends its final prompt as soon as the budget is spent; ours asks for
+            # the answer inside the dialogue.
+            answer_turn=options.protocol == "personalens", key=item.key, steps=self.steps)
 
     async def _judge(self, instance: Instance, response: str) -> list[dict]:
         async def one(criterion) -> dict:

@@ -16,6 +16,14 @@ class Accuracy(Mean):
     n_unparsed: int
 
 
+class Truncated(pydantic.BaseModel):
+    """Scored answers cut off at the token limit (finish reason "length")."""
+
+    count: int
+    share: float | None  # count / n
+    n: int  # the condition's paired answers
+
+
 class NormAlign(pydantic.BaseModel):
     value: float | None
     ci_low: float | None
@@ -30,22 +38,28 @@ class NormAlign(pydantic.BaseModel):
 
 class PrefdiscoMetrics(Metrics):
     scoring: str
+    protocol: str  # release or personalens: what the target was told, which answer is scored
+    truncated_answers: str  # exclude (from accuracy) or score
     conditions: list[str]
     prefalign: dict[str, Mean]
-    accuracy: dict[str, Accuracy]
+    accuracy: dict[str, Accuracy]  # n: the answers counted (truncated ones out when excluded)
+    truncated: dict[str, Truncated]
     normalign: dict[str, NormAlign] = {}  # task -> value, and "overall"
+    normalign_fixed: dict[str, dict[str, NormAlign]] = {}  # fixed_<N> -> task (and overall)
     negative_normalign_share: float | None = None
     negative_normalign_tasks: int | None = None  # the tasks the share is over
     questions_asked: dict[str, dict[str, float | None]]  # condition -> {turns, questions}
     preferences_discovered: dict[str, float | None]  # condition -> mean preferences revealed
     preferences_discovered_share: dict[str, float | None]
-    questions_vs_gain: dict[str, float | int | None] = {}
+    # discovery: question turns (ask actions) vs PrefAlign gain over baseline, per instance
+    question_turns_vs_gain: dict[str, float | int | None] = {}
     judge: dict
     per_task: dict[str, dict]
     n_instances: int  # paired instances: the n of every mean
     n_planned_instances: int
     n_failed: int
     unpaired: list[dict]
+    unpaired_fixed: dict[str, list[dict]] = {}  # fixed_<N> -> instances out of its pairing
     renormalised_weights: list[str]
     data_warnings: dict[str, list[str]] = {}  # instance -> loader warnings (defaulted weights)
     skipped_invalid: list[dict]
@@ -56,9 +70,12 @@ class PrefdiscoMetrics(Metrics):
                  f"{self.n_planned_instances} (scoring: {self.scoring})"]
         for condition in self.conditions:
             pa, acc = self.prefalign[condition], self.accuracy[condition]
+            cut = self.truncated[condition].count
             lines.append(f"{condition}: PrefAlign {_fmt(pa.mean, 2)} [{_fmt(pa.ci_low, 2)}, "
                          f"{_fmt(pa.ci_high, 2)}] · accuracy {_fmt(acc.mean)} "
-                         f"({acc.n_unparsed} unparsed)")
+                         f"({acc.n_unparsed} unparsed, {cut} truncated"
+                         + (" and left out)" if cut and self.truncated_answers == "exclude"
+                            else ")"))
         overall = self.normalign.get("overall")
         if overall is not None:
             lines.append(f"NormAlign (overall): {normalign_text(overall)}")

@@ -1,7 +1,7 @@
 """`personalens prefdisco eval` and `build`: their options, declared once (CLI, validation,
 identity)."""
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 import pydantic
 
@@ -12,6 +12,10 @@ from personalens.models.rubric_judge import ScoringMode
 from personalens.runs.options import CommaList, IntList, LensOptions, UserPath, not_identity, option
 
 CONDITIONS = ("baseline", "discovery", "oracle")
+# The release's max_tokens for the target (src/config/evaluation_config.yaml).
+RELEASE_MAX_TOKENS = 8192
+Protocol = Literal["release", "personalens"]
+TruncatedAnswers = Literal["exclude", "score"]
 # |PA_oracle - PA_baseline| on the 1-5 scale below which NormAlign is undefined: a gap of 0.01
 # would scale a 0.3 discovery gain to 3,000.
 NORMALIGN_MIN_GAP = 0.05
@@ -44,7 +48,16 @@ class EvalOptions(LensOptions):
     judge_temperature: float = option(0.0, "Judge's temperature.", ge=0, le=2)
     attempts: int = option(3, "Tries for a valid judge verdict, a well-formed turn or a "
                               "non-empty user reply.", ge=1)
-    max_tokens: int = option(1024, "Longest target turn, in tokens.", ge=16)
+    protocol: Protocol = option(
+        "release", "release (default): the release's prompts, and in discovery a final prompt "
+                   "after the dialogue whose answer is scored; personalens: our prompts, the "
+                   "answer given in the dialogue is scored.")
+    max_tokens: int = option(
+        RELEASE_MAX_TOKENS, "Longest target reply, in tokens (the release's 8192); a local "
+                            "model's is capped so that prompt and reply fit its context.", ge=16)
+    truncated: TruncatedAnswers = option(
+        "exclude", "An answer cut off at the token limit: exclude (default) leaves it out of "
+                   "accuracy and counts it apart; score grades it like any other.")
     normalign_min_gap: float = option(
         NORMALIGN_MIN_GAP, "NormAlign is undefined for a task whose oracle and baseline "
                            "PrefAlign differ by less than this (1-5 scale).", ge=0)

@@ -47,12 +47,18 @@ def _math500(row: dict) -> Problem:  # HuggingFaceH4/MATH-500: problem, solution
     return _free("math500", row["problem"], row["answer"])
 
 
-def _aime(row: dict) -> Problem:  # AIME sets: Problem/Answer (or problem/answer), integer gold
-    question = row.get("Problem", row.get("problem"))
+def _aime(row: dict) -> Problem:
+    """AIME sets: the release's gneubig/aime-1983-2024 (Question, Answer, Year, Problem Number),
+    others' Problem/Answer or problem/answer; the gold is an integer."""
+    question = row.get("Question", row.get("Problem", row.get("problem")))
     return _free("aime", question, row.get("Answer", row.get("answer")))
 
 
 def _commonsenseqa(row: dict) -> Problem:  # tau/commonsense_qa: choices {label, text}, answerKey
+    if not str(row["answerKey"]).strip():
+        # The release samples the test split, whose answer keys are all empty.
+        raise ValueError("no answerKey: CommonsenseQA's test split has no answer keys; take "
+                         "rows from its train or validation split")
     choices = row["choices"]
     options = dict(zip(choices["label"], map(str, choices["text"]), strict=True))
     return Problem("commonsenseqa", row["question"], options, row["answerKey"], "choice")
@@ -125,12 +131,15 @@ SOURCES: list[tuple[str, tuple[str, ...], Callable[[dict], Problem]]] = [
     ("mmlu", ("choices", "answer", "subject"), _mmlu),
     ("math500", ("problem", "solution", "answer"), _math500),
     ("aime", ("Problem", "Answer"), _aime),
+    ("aime", ("Question", "Answer", "Problem Number"), _aime),  # the release's AIME rows
     ("simpleqa", ("problem", "answer"), _simpleqa),
     ("mascqa", ("Question",), _mascqa),
     ("custom", ("question", "answer"), _generic),
-    # Lowercase AIME rows (with or without a solution) look like SimpleQA or MATH-500 rows;
-    # this entry is reached only when the task names AIME, which puts it first.
+    # Lowercase AIME rows (with or without a solution) look like SimpleQA or MATH-500 rows, and
+    # Question/Answer rows without their year and number look like MaScQA's; these entries are
+    # reached only when the task names AIME, which puts them first.
     ("aime", ("problem", "answer"), _aime),
+    ("aime", ("Question", "Answer"), _aime),
 ]
 _ALIASES = {"math": "math500", "math-500": "math500", "math_500": "math500",
             "csqa": "commonsenseqa", "social_iqa": "socialiqa", "siqa": "socialiqa",

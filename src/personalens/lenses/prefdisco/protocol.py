@@ -1,4 +1,6 @@
-"""What the target model is told in each condition, and the release's wire format for turns.
+"""The release's wire format for turns, and what the target is told in each condition under
+`--protocol personalens` (the release's prompts are in `release_protocol`; the helpers that
+write a problem, a persona and the ANSWER-line instruction serve both).
 
 Every discovery turn is `###ACTION###: ask_question` or `###ACTION###: final_answer` (with or
 without the release's quotes or brackets) followed by `###RESPONSE###: ...`, so a model prompted

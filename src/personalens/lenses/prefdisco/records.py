@@ -27,6 +27,7 @@ class Turn(_Part):
     repaired: str | None = None
     reply: str | None = None
     revealed: list[str] | None = None  # preferences the reply revealed
+    finish_reason: str | None = None  # as the server said it, when the dialogue records it
 
 
 class Questions(_Part):
@@ -77,8 +78,11 @@ class PrefdiscoRecord(LensRecord):
     problem_id: str
     instance: str
     condition: str
-    response: str | None = None  # the final answer, protocol wrapper stripped
+    response: str | None = None  # the scored answer, protocol wrapper stripped: in a dialogue
+    # under --protocol release, the answer to the final prompt (the transcript holds the turns)
     raw: str | None = None  # a single-turn reply whose wrapper was stripped
+    finish_reason: str | None = None  # of the scored answer: "length" = cut off (truncated)
+    max_tokens: int | None = None  # the max_tokens its request carried (capped for local models)
     transcript: list[Turn] = []
     rejected: list[Rejected] = []
     questions: Questions | None = None
@@ -88,6 +92,11 @@ class PrefdiscoRecord(LensRecord):
     correctness: Correctness | None = None
     dropped: str | None = None  # the release drops an instance whose judge reply has no JSON
     flagged: bool = False  # some criterion was excluded
+
+    @property
+    def truncated(self) -> bool:
+        """The scored answer was cut off at the token limit."""
+        return self.finish_reason == "length"
 
 
 class BuildRecord(LensRecord):

@@ -1,5 +1,6 @@
-"""The prefdisco sections of report.html: per-task table, NormAlign bars with CIs, PrefAlign and
-accuracy per condition, questions vs gain, data notes, and every item in the browser.
+"""The prefdisco sections of report.html: per-task table, NormAlign bars with CIs (and a table
+per fixed_<N>), PrefAlign, accuracy and truncated answers per condition, question turns vs
+gain, data notes, and every item in the browser.
 
 A plot with nothing to draw is replaced by the words "nothing scored". The browser shows what
 happened in each (instance, condition), as Inspect's log viewer does: the sample's inputs
@@ -12,7 +13,8 @@ to it.
 
 from collections.abc import Mapping
 
-from personalens.lenses.prefdisco import protocol
+from personalens.lenses.prefdisco import protocol, release_protocol
+from personalens.lenses.prefdisco.analysis import question_turns_and_gains
 from personalens.lenses.prefdisco.evaluation import target_messages
 from personalens.lenses.prefdisco.metrics import NormAlign, PrefdiscoMetrics, normalign_text
 from personalens.lenses.prefdisco.records import Correctness, Criterion, PrefdiscoRecord, Turn
@@ -36,24 +38,42 @@ NOTHING_SCORED = "nothing scored"
 def report_sections(report: HtmlReport, metrics: PrefdiscoMetrics,
                     records: ItemRecords[PrefdiscoRecord], min_gap: float) -> None:
     conditions, pa, acc = metrics.conditions, metrics.prefalign, metrics.accuracy
+    cut = metrics.truncated
     report.heading("PrefAlign and accuracy per condition")
     report.paragraph(f"Means over the {metrics.n_instances} instance(s) scored in every "
-                     "condition (paired), with 95 % bootstrap CIs. PrefAlign is on the 1–5 "
-                     f"scale (scoring: {metrics.scoring}).")
+                     "condition (paired; a fixed_<N> condition is paired with baseline and "
+                     "oracle on its own), with 95 % bootstrap CIs. PrefAlign is on the 1–5 "
+                     f"scale (scoring: {metrics.scoring}; protocol: {metrics.protocol}). "
+                     f"{sum(t.count for t in cut.values())} answer(s) were cut off at the "
+                     "token limit (truncated): "
+                     + ("left out of accuracy, still judged for PrefAlign."
+                        if metrics.truncated_answers == "exclude" else
+                        "graded like any other (--truncated score)."))
     report.table(["condition", "PrefAlign", "CI low", "CI high", "accuracy", "CI low",
-                  "CI high", "unparsed answers", "n"],
+                  "CI high", "unparsed answers", "truncated", "truncated share",
+                  "n (accuracy)", "n"],
                  [[c, pa[c].mean, pa[c].ci_low, pa[c].ci_high, acc[c].mean, acc[c].ci_low,
-                   acc[c].ci_high, acc[c].n_unparsed, pa[c].n] for c in conditions])
+                   acc[c].ci_high, acc[c].n_unparsed, cut[c].count, cut[c].share, acc[c].n,
+                   pa[c].n] for c in conditions])
+    main = [c for c in conditions if not c.startswith("fixed_")]  # per task: main pairing
     report.heading("Per task")
-    report.table(["task", "n", *[f"PrefAlign {c}" for c in conditions],
-                  *[f"accuracy {c}" for c in conditions],
+    report.table(["task", "n", *[f"PrefAlign {c}" for c in main],
+                  *[f"accuracy {c}" for c in main],
                   "NormAlign" if metrics.normalign else "–"],
-                 [[task, row["n"], *[row["prefalign"][c] for c in conditions],
-                   *[row["accuracy"][c] for c in conditions],
+                 [[task, row["n"], *[row["prefalign"][c] for c in main],
+                   *[row["accuracy"][c] for c in main],
                    _normalign_cell(metrics.normalign.get(task))]
                   for task, row in metrics.per_task.items()])
     if metrics.normalign:
         _normalign_section(report, metrics, min_gap)
+    for condition, values in metrics.normalign_fixed.items():
+        report.heading(f"NormAlign of {condition}")
+        report.paragraph(f"100 × ({condition} − baseline) / (oracle − baseline) on the "
+                         f"instances scored in baseline, oracle and {condition}.")
+        report.table(["task", "NormAlign", "CI low", "CI high", f"{condition} − baseline",
+                      "oracle − baseline", "n"],
+                     [[task, _normalign_cell(v), v.ci_low, v.ci_high, v.discovery_gain,
+                       v.oracle_gain, v.n] for task, v in values.items()])
     _questions_section(report, metrics, records)
     _data_notes(report, metrics)
 
@@ -110,21 +130,23 @@ def _questions_section(report: HtmlReport, metrics: PrefdiscoMetrics,
     else:
         report.paragraph(f"PrefAlign and accuracy by condition: {NOTHING_SCORED} (no instance "
                          "was scored in every condition).")
-    gain = metrics.questions_vs_gain
+    gain = metrics.question_turns_vs_gain
     if gain:
-        report.paragraph(f"Questions asked vs PrefAlign gain over baseline (discovery): "
-                         f"Pearson r = {_num(gain.get('r'))}, p = {_num(gain.get('p'))}, "
-                         f"n = {gain.get('n')}.")
+        report.paragraph(f"Question turns (the target's ask actions) vs PrefAlign gain over "
+                         f"baseline (discovery): Pearson r = {_num(gain.get('r'))}, p = "
+                         f"{_num(gain.get('p'))}, slope = {_num(gain.get('slope'))} per "
+                         f"question turn, n = {gain.get('n')}.")
         ok = {(r.instance, r.condition): r for r in records.ok()
               if r.prefalign is not None and not r.dropped}
-        points = [(r.questions.questions, r.prefalign - ok[(i, "baseline")].prefalign)
-                  for (i, c), r in ok.items() if c == "discovery" and (i, "baseline") in ok]
-        if points:
-            report.figure(scatter([p[0] for p in points], [p[1] for p in points],
-                                  "questions asked", "PrefAlign gain over baseline",
-                                  "Questions vs gain"), "One point per paired instance")
+        paired = [i for (i, c) in ok if c == "discovery" and (i, "baseline") in ok]
+        turns, gains = question_turns_and_gains([ok[(i, "discovery")] for i in paired],
+                                                [ok[(i, "baseline")] for i in paired])
+        if paired:
+            report.figure(scatter(turns, gains, "question turns", "PrefAlign gain over "
+                                  "baseline", "Question turns vs gain"),
+                          "One point per instance scored in baseline and discovery")
         else:
-            report.paragraph(f"Questions vs gain: {NOTHING_SCORED}.")
+            report.paragraph(f"Question turns vs gain: {NOTHING_SCORED}.")
 
 
 def _data_notes(report: HtmlReport, metrics: PrefdiscoMetrics) -> None:
@@ -153,6 +175,12 @@ def _data_notes(report: HtmlReport, metrics: PrefdiscoMetrics) -> None:
                          "means (not scored in some condition):")
         report.table(["instance", "why"], [[u["instance"], "; ".join(u["reasons"])]
                                            for u in metrics.unpaired])
+    for condition, missing in metrics.unpaired_fixed.items():
+        if missing:
+            report.paragraph(f"{len(missing)} instance(s) left out of {condition}'s means and "
+                             "NormAlign (not scored in it, or in baseline or oracle):")
+            report.table(["instance", "why"], [[u["instance"], "; ".join(u["reasons"])]
+                                               for u in missing])
     if metrics.skipped_invalid:
         report.paragraph(f"{len(metrics.skipped_invalid)} invalid record(s) skipped "
                          "(--skip-invalid):")
@@ -161,28 +189,30 @@ def _data_notes(report: HtmlReport, metrics: PrefdiscoMetrics) -> None:
 
 
 def browser_entries(records: ItemRecords[PrefdiscoRecord],
-                    instances: Mapping[str, Instance], turns: int) -> BrowserItems:
+                    instances: Mapping[str, Instance], turns: int,
+                    protocol_name: str = "release") -> BrowserItems:
     """Every (instance, condition), failed ones included: inputs, messages in order, final
     answer, correctness, each criterion's levels and verdicts; failed items first, then wrong
-    answers. `instances` (by key) gives the inputs; `turns` the discovery budget the target
-    was told."""
-    order = {"failed": 0, "wrong": 1, "unparsed": 2}
+    answers. `instances` (by key) gives the inputs; `turns` the discovery budget and
+    `protocol_name` the prompts the target was given."""
+    order = {"failed": 0, "truncated": 1, "wrong": 2, "unparsed": 3}
 
     def entries():
         for item in records:
             failure = item if isinstance(item, ItemFailure) else None
             record = records.produced(item) if failure else item
             if record is not None:
-                yield _entry(record, failure, instances[record.instance], turns)
+                yield _entry(record, failure, instances[record.instance], turns,
+                             protocol_name)
 
-    return first_entries((((order.get(e.facets["correct"], 3), e.title), e)
+    return first_entries((((order.get(e.facets["correct"], 4), e.title), e)
                           for e in entries()), FACETS)
 
 
 def _entry(record: PrefdiscoRecord, failure: ItemFailure | None, instance: Instance,
-           turns: int) -> BrowserEntry:
+           turns: int, protocol_name: str) -> BrowserEntry:
     fields = _inputs(instance)
-    first = target_messages(instance, record.condition, turns)[0]
+    first = target_messages(instance, record.condition, turns, protocol_name)[0]
     if first["role"] == "system":
         fields.append(("target's system prompt", first["content"]))
     if failure:
@@ -193,15 +223,20 @@ def _entry(record: PrefdiscoRecord, failure: ItemFailure | None, instance: Insta
     for number, rejected in enumerate(record.rejected, start=1):
         fields.append((f"turn {len(record.transcript) + 1}: rejected reply {number} "
                        f"({rejected.problem})", rejected.raw))
-    if record.raw:  # a single-turn reply whose protocol wrapper was stripped
+    if protocol_name == "release" and record.transcript and record.response is not None:
+        fields.append(("final prompt (user)",
+                       release_protocol.final_prompt(instance.problem)))
+    if record.raw:  # a reply whose protocol wrapper was stripped
         fields.append(("target", record.raw))
     if record.response is not None:
-        fields.append(("final answer (judged)", record.response))
+        cut = ", TRUNCATED at the token limit" if record.truncated else ""
+        fields.append((f"final answer (judged{cut})", record.response))
     graded = record.correctness
     if graded is not None:
         fields.append(("correctness", _correctness_text(graded, instance)))
     fields += [_criterion_field(criterion, instance) for criterion in record.criteria]
-    correct = ("failed" if failure else "unparsed" if graded and graded.unparsed
+    correct = ("failed" if failure else "truncated" if record.truncated
+               else "unparsed" if graded and graded.unparsed
                else "right" if graded and graded.correct else "wrong")
     flagged = any(c.score is None for c in record.criteria)
     outcome = (f"FAILED ({failure.kind})" if failure else "PrefAlign "

@@ -1,4 +1,4 @@
-"""PrefAlign, NormAlign and the questions-vs-gain correlation: pure functions on numbers.
+"""PrefAlign, NormAlign and the questions-vs-gain fit: pure functions on numbers.
 
 PrefAlign (strict) is sum_j w_j * g_j over the criteria with a valid verdict, the weights
 renormalised to sum to 1 over those; None when no criterion is valid. The release's formula,
@@ -63,11 +63,13 @@ def count_questions(asked: list[str]) -> int:
     return sum(text.count("?") for text in asked)
 
 
-def pearson(x: list[float], y: list[float]) -> dict:
-    """{r, p, n}; r and p are None with fewer than 3 pairs or a constant side."""
+def linear_fit(x: list[float], y: list[float]) -> dict:
+    """{r, p, slope, intercept, n}: Pearson r with its p-value and the least-squares line of y
+    on x; all None but n with fewer than 3 pairs or a constant side."""
     n = len(x)
     if n < 3 or len(set(x)) < 2 or len(set(y)) < 2:
-        return {"r": None, "p": None, "n": n}
-    result = stats.pearsonr(x, y)
-    r, p = float(result.statistic), float(result.pvalue)
-    return {"r": r, "p": None if math.isnan(p) else p, "n": n}
+        return {"r": None, "p": None, "slope": None, "intercept": None, "n": n}
+    fit = stats.linregress(x, y)
+    p = float(fit.pvalue)
+    return {"r": float(fit.rvalue), "p": None if math.isnan(p) else p,
+            "slope": float(fit.slope), "intercept": float(fit.intercept), "n": n}

@@ -8,11 +8,13 @@ or a short line. When the budget decides the action (`must`), only that action i
 
 Lengths are bounded in characters: a whole turn is at most `max_tokens` characters, and every
 token the grammar admits writes at least one, so a model that never stops still writes its
-`ANSWER:` line before `max_tokens` would cut it off. A token of English text averages about
-four characters, so a capable model's answer is held to about a quarter of what `max_tokens`
-alone would allow: raise `--max-tokens` for long answers. Only a
-model whose provider decodes under a grammar (`ChatModel.constrains_output`) is sent one; an
-API model's request is unchanged.
+`ANSWER:` line before `max_tokens` would cut it off. The bound is also at most MAX_TURN_CHARS
+whatever `max_tokens` is: llama.cpp expands a bounded repetition into one rule per character,
+and with the release's 8192 tokens (a bound of ~8,000 characters) the bundled SmolLM2 took
+minutes per answer and wrote past the bound (measured: 1,024 characters, 6 s; 2,048, 84 s and
+not held). A token of English text averages about four characters, so a local model's answer
+is held to about 250 tokens. Only a model whose provider decodes under a grammar
+(`ChatModel.constrains_output`) is sent one; an API model's request is unchanged.
 """
 
 from personalens.lenses.prefdisco.problems import Problem
@@ -22,6 +24,7 @@ ACTION_NAMES: dict[Action, str] = {"ask": "ask_question", "final": "final_answer
 QUESTION_CHARS = 240  # one question (or two), one line
 USER_REPLY_CHARS = 300  # the simulated user's reply: one paragraph (its token cap is 300)
 SHORT_ANSWER_CHARS = 60
+MAX_TURN_CHARS = 1024  # the longest turn a grammar admits (see the module docstring)
 _LETTERS = "ABCDEFGHIJ"
 # A denominator never starts with 0, so it is never 0 (answer_check would not read n/0).
 _NUMBER = '"-"? [0-9]{1,12} ("." [0-9]{1,6})? ("/" [1-9] [0-9]{0,11})?'
@@ -58,6 +61,7 @@ def answer_value_rule(problem: Problem | None) -> tuple[str, int]:
 def turn_grammar(must: Action | None, problem: Problem | None, max_tokens: int) -> str:
     """The grammar of one turn: either action, or only `must`."""
     actions: list[Action] = [must] if must is not None else ["ask", "final"]
+    max_tokens = min(max_tokens, MAX_TURN_CHARS)
     rules = ["root ::= " + " | ".join(actions)]
     if "ask" in actions:
         opening = _opening("ask")
@@ -74,7 +78,8 @@ def turn_grammar(must: Action | None, problem: Problem | None, max_tokens: int) 
 
 def answer_grammar(problem: Problem | None, max_tokens: int) -> str:
     """The grammar of a single-turn answer (baseline, oracle): text, then the ANSWER line."""
-    return "\n".join(["root ::= answer", *_answer_rules(problem, max_tokens)]) + "\n"
+    return "\n".join(["root ::= answer",
+                      *_answer_rules(problem, min(max_tokens, MAX_TURN_CHARS))]) + "\n"
 
 
 def _answer_rules(problem: Problem | None, chars: int) -> list[str]:

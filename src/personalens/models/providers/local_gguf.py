@@ -104,6 +104,7 @@ class LocalGGUFProvider:
         # The thread count changes llama.cpp's replies, so it is part of the cache's identity.
         self.endpoint = f"local:{path}#threads={self.threads}"
         self.default_concurrency = slots
+        self.context_tokens = context_per_slot  # what one request (one slot) may fill
         self._slots = slots
         self._context = context_per_slot
 
