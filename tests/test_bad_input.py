@@ -291,7 +291,7 @@ def test_a_noise_level_with_nobodys_documents_is_bad_input(tmp_path):
 
 COMMANDS = ["personabench eval", "personabench validate", "pqb eval", "pqb build",
             "pqb export-beir", "pqb compare", "prefdisco eval", "prefdisco build", "prisk eval",
-            "prisk build", "prisk stats", "generate", "demo"]
+            "prisk build", "prisk stats", "generate", "demo", "compare"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -64,13 +64,16 @@ def test_personabench_and_pqb_from_another_directory(places):
 
     shutil.copy(QUERIES, home / "real" / "queries.json")
     shutil.copy(META, home / "real" / "meta.jsonl")
-    for name in ("a", "b"):
+    for name, retriever in (("a", "bm25"), ("b", "minilm")):  # two systems, two names
         _ran(personalens("pqb", "eval", "--queries", "../home/linked/queries.json", "--meta",
-                         "~/linked/meta.jsonl", "--retriever", "bm25", "--out", f"runs/{name}",
-                         cwd=work, env=env))
+                         "~/linked/meta.jsonl", "--retriever", retriever, "--out",
+                         f"runs/{name}", cwd=work, env=env))
     _ran(personalens("pqb", "compare", "runs/a", "~/../work/runs/b", "--out", "runs/cmp",
                      cwd=work, env=env))
     assert (work / "runs/cmp/report.html").is_file()
+    _ran(personalens("compare", "runs/a", "~/../work/runs/b", "--out", "runs/cmp2", cwd=work,
+                     env=env))
+    assert (work / "runs/cmp2/comparison.json").is_file()
     _ran(personalens("pqb", "export-beir", "--queries", "../home/linked/queries.json",
                      "--meta", "~/linked/meta.jsonl", "--out", "beir", cwd=work, env=env))
     assert (work / "beir" / "corpus.jsonl").is_file()

@@ -8,6 +8,7 @@ import typer
 
 from personalens.cli import demo_command
 from personalens.cli.declared_command import declared, lens_app
+from personalens.compare.command import compare_command
 from personalens.errors import InputError
 from personalens.lenses import LENSES
 from personalens.lenses.commands import DeclaredCommand
@@ -32,6 +33,7 @@ GENERATE = DeclaredCommand(
     "own generator client; this process alone writes the records and the data.")
 app.command("generate")(declared(GENERATE))
 app.command()(demo_command.demo)
+app.command("compare")(compare_command)
 
 
 def main() -> None:

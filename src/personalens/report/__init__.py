@@ -3,6 +3,7 @@
 from personalens.report.html_report import HtmlReport
 from personalens.report.plots import (
     bars_with_ci,
+    forest_plot,
     grouped_bars,
     interaction_plot,
     line_plot,
@@ -17,5 +18,5 @@ from personalens.report.question_browser import (
 )
 
 __all__ = ["ENTRY_LIMIT", "BrowserEntry", "BrowserItems", "HtmlReport", "bars_with_ci",
-           "failure_fields", "first_entries", "grouped_bars", "interaction_plot", "line_plot",
-           "scatter"]
+           "failure_fields", "first_entries", "forest_plot", "grouped_bars", "interaction_plot",
+           "line_plot", "scatter"]

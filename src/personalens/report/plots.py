@@ -133,3 +133,24 @@ def interaction_plot(cells: dict[tuple[int, int], float | None], ylabel: str,
     ax.legend()
     _mark_empty(ax, any(_finite(v) for v in cells.values()))
     return _png(fig)
+
+
+def forest_plot(rows: list[tuple[str, float | None, float | None, float | None]], xlabel: str,
+                title: str) -> bytes:
+    """One row per (label, estimate, CI low, CI high), top to bottom, around a line at 0; an
+    undefined estimate is marked, not drawn."""
+    fig, ax = plt.subplots(figsize=(8, max(2.5, 0.35 * len(rows) + 1.2)))
+    y = np.arange(len(rows))[::-1]
+    for position, (_, value, low, high) in zip(y, rows, strict=True):
+        if not _finite(value):
+            ax.text(0, position, "undefined", ha="center", va="center", fontsize=8)
+            continue
+        if _finite(low) and _finite(high):
+            ax.plot([low, high], [position, position], color="tab:blue", linewidth=1.5)
+        ax.plot([value], [position], "o", color="tab:blue")
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_yticks(y, [label for label, *_ in rows], fontsize=8)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
+    _mark_empty(ax, any(_finite(v) for _, v, _, _ in rows))
+    return _png(fig)

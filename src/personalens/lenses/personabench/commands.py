@@ -13,7 +13,8 @@ LENS = LensCommands(
             "personalens.lenses.personabench.command:run_eval",
             "Evaluate retrieval (recall, nDCG) and answers (precision, recall, F1) on "
             "PersonaBench.\n\nWith --executor ray, each person's index and search is a Ray task "
-            "(answers stay here)."),
+            "(answers stay here).",
+            comparison="personalens.lenses.personabench.comparison:COMPARISON"),
         TyperCommand("validate", "personalens.lenses.personabench.validation:validate_command",
                      roles=(Role("judge", "judge", None, "Judge model for semantic reveal/leak "
                                                          f"checks: {SPEC_HELP}. Default: "

@@ -1,4 +1,5 @@
-"""What `personalens pqb` offers: eval and build (runs), export-beir and compare."""
+"""What `personalens pqb` offers: eval and build (runs), export-beir and compare (an alias
+of `personalens compare`)."""
 
 from personalens.lenses.commands import DeclaredCommand, LensCommands, TyperCommand
 
@@ -11,13 +12,16 @@ LENS = LensCommands(
             "personalens.lenses.pqb.command:run_eval",
             "Flip rate (paper and all-pairs definitions), Hit@K and MRR for clean vs typo "
             "queries.\n\nWith --executor ray, a dense retriever encodes the corpus on Ray Data "
-            "actors."),
+            "actors.",
+            comparison="personalens.lenses.pqb.comparison:COMPARISON"),
         TyperCommand("export-beir", "personalens.lenses.pqb.release_format:export_beir_command"),
         DeclaredCommand(
             "build", "personalens.lenses.pqb.options:BuildOptions",
             "personalens.lenses.pqb.build:run_build",
             "Build a PQB dataset: syntactic profiles, candidate queries, pair selection, "
             "typos.\n\nWith --executor ray, the style stage's spaCy parsing runs as Ray tasks."),
-        TyperCommand("compare", "personalens.lenses.pqb.comparison:compare_command"),
+        # An alias of `personalens compare` that takes pqb eval runs only (the command of
+        # the layer above the lenses, named by its path so no lens imports it).
+        TyperCommand("compare", "personalens.compare.command:pqb_compare_command"),
     ],
 )

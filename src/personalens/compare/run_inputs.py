@@ -1,0 +1,152 @@
+"""The runs a comparison reads, checked before anything is written: run directories of one
+lens command, on one dataset (or restricted to the items all share), complete unless allowed.
+"""
+
+import importlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from personalens.errors import InputError
+from personalens.lenses import LENSES
+from personalens.lenses.commands import Comparison, DeclaredCommand, resolve
+from personalens.runs import METRICS, RECORDS, ItemRecords
+from personalens.runs.run_directory import MANIFEST
+
+
+@dataclass
+class System:
+    """One compared system: its name, the run it comes from and the records it is scored on
+    (restricted to the shared items with --shared-items)."""
+
+    name: str
+    run: Path
+    complete: bool
+    records: list[Any]
+
+    @property
+    def label(self) -> str:
+        """The name as every table shows it: an incomplete run is marked."""
+        return self.name if self.complete else f"{self.name} [incomplete]"
+
+
+@dataclass
+class RunSet:
+    command: str
+    comparison: Comparison
+    systems: list[System]
+    metrics: dict[str, dict]  # system name -> its run's own metrics.json
+    shared_items: int | None  # with --shared-items: how many items every run shares
+
+
+def load_runs(paths: list[Path], *, shared_items: bool = False,
+              allow_incomplete: bool = False) -> RunSet:
+    if len(paths) < 2:
+        raise InputError("compare takes at least two run directories")
+    manifests = [_manifest(path) for path in paths]
+    command = _one_command(paths, manifests)
+    comparison: Comparison = resolve(_declared(command).comparison)
+    _same_data(paths, manifests, shared_items)
+    systems, metrics = [], {}
+    for path, manifest in zip(paths, manifests, strict=True):
+        records = _records(path, comparison)
+        complete = manifest.get("status") == "complete" and not records.failures()
+        if not complete and not allow_incomplete:
+            raise InputError("the run is incomplete (not finished, or items failed); finish "
+                             "it, or pass --allow-incomplete to compare it marked",
+                             where=str(path))
+        for name, scored in _systems(comparison, records, manifest, path).items():
+            if name in metrics:
+                raise InputError(f"two systems are named {name!r}; compare runs of different "
+                                 "systems", where=str(path))
+            systems.append(System(name, path, complete, scored))
+            metrics[name] = _metrics(path)
+    shared = _restrict(systems, comparison) if shared_items else None
+    return RunSet(command, comparison, systems, metrics, shared)
+
+
+def _systems(comparison: Comparison, records: ItemRecords, manifest: dict,
+             path: Path) -> dict[str, list[Any]]:
+    """The run's systems; a bad record or manifest field is named with the run's path."""
+    try:
+        return comparison.systems(records, manifest)
+    except InputError as exc:
+        raise InputError(str(exc), where=str(path)) from None
+
+
+def _manifest(path: Path) -> dict:
+    try:
+        manifest = json.loads((path / MANIFEST).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"not a run directory (no readable {MANIFEST}: "
+                         f"{type(exc).__name__})", where=str(path)) from None
+    if not isinstance(manifest, dict) or not (path / RECORDS).is_file():
+        raise InputError(f"not a run directory (no {RECORDS})", where=str(path))
+    return manifest
+
+
+def _command(manifest: dict) -> str:
+    config = manifest.get("config")
+    return str((config if isinstance(config, dict) else {}).get("command")
+               or manifest.get("command") or "?")
+
+
+def _one_command(paths: list[Path], manifests: list[dict]) -> str:
+    commands = {_command(m): path for path, m in zip(paths, manifests, strict=True)}
+    if len(commands) > 1:
+        raise InputError("runs of different commands cannot be compared: " + "; ".join(
+            f"{path}: {command}" for command, path in commands.items()))
+    return next(iter(commands))
+
+
+def _declared(command: str) -> DeclaredCommand:
+    lens, _, name = command.partition(" ")
+    if lens in LENSES:
+        commands = importlib.import_module(f"personalens.lenses.{lens}.commands").LENS.commands
+        for declared in commands:
+            if isinstance(declared, DeclaredCommand) and declared.name == name \
+                    and declared.comparison:
+                return declared
+    raise InputError(f"runs of {command!r} cannot be compared (compare reads "
+                     f"{', '.join(comparable())} runs)")
+
+
+def comparable() -> list[str]:
+    """The commands whose runs compare reads, e.g. "pqb eval"."""
+    return [f"{lens} {c.name}" for lens in LENSES
+            for c in importlib.import_module(f"personalens.lenses.{lens}.commands").LENS.commands
+            if isinstance(c, DeclaredCommand) and c.comparison]
+
+
+def _same_data(paths: list[Path], manifests: list[dict], shared_items: bool) -> None:
+    hashes = [m.get("dataset_hash") for m in manifests]
+    if len(set(hashes)) > 1 and not shared_items:
+        raise InputError("runs on different data (dataset_hash differs): " + ", ".join(
+            f"{path} ({str(h)[:12]})" for path, h in zip(paths, hashes, strict=True))
+            + "; pass --shared-items to compare them on the items they share")
+
+
+def _records(path: Path, comparison: Comparison) -> ItemRecords:
+    try:
+        with (path / RECORDS).open() as handle:
+            lines = [json.loads(line) for line in handle if line.strip()]
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"unreadable {RECORDS} ({type(exc).__name__})", where=str(path)) \
+            from None
+    return ItemRecords.from_lines(lines, comparison.record_model)
+
+
+def _metrics(path: Path) -> dict:
+    try:
+        return json.loads((path / METRICS).read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}  # an unfinished run has none yet; its figures come from its records
+
+
+def _restrict(systems: list[System], comparison: Comparison) -> int:
+    """Keeps in every system only the items all of them share; returns how many."""
+    shared = set.intersection(*({comparison.item(r) for r in s.records} for s in systems))
+    for system in systems:
+        system.records = [r for r in system.records if comparison.item(r) in shared]
+    return len(shared)
