@@ -7,12 +7,13 @@ reads the file again.
 """
 
 from collections.abc import Iterator, Mapping
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import pydantic
 
 from personalens.runs.failures import ItemFailure
 from personalens.runs.records import LensRecord, failure_from_line
+from personalens.runs.step_store import STEP_SCHEMA
 
 Record = TypeVar("Record", bound=LensRecord)
 
@@ -22,20 +23,27 @@ class ItemRecords(Generic[Record]):
     item failed this session gives its `ItemFailure`; a key with neither is left out."""
 
     def __init__(self, keys: list[str], done: Mapping[str, dict], failed: Mapping[str, dict],
-                 model: type[Record]):
+                 model: type[Record], steps: Mapping[str, Any] | None = None):
         self._keys = [k for k in keys if k in done or k in failed]
         self._done = done
         self._failed = failed
         self.model = model
+        # Each finished step's value by key, as a rerun would replay it (read by `from_lines`
+        # for a reader of a finished run such as compare; empty for the harness's own).
+        self.steps: Mapping[str, Any] = steps or {}
 
     @classmethod
     def from_lines(cls, lines: list[dict], model: type[Record]) -> "ItemRecords[Record]":
         """Records from stored lines (records.jsonl's dicts), in their order; the last line
-        of a key wins, as in a run directory."""
+        of a key wins, as in a run directory. Step lines are not items: the finished steps'
+        values are kept apart, in `steps`."""
         latest = {line["key"]: line for line in lines}
-        done = {k: v for k, v in latest.items() if v.get("status") == "ok"}
-        failed = {k: v for k, v in latest.items() if v.get("status") != "ok"}
-        return cls(list(latest), done, failed, model)
+        items = {k: v for k, v in latest.items() if v.get("schema") != STEP_SCHEMA}
+        done = {k: v for k, v in items.items() if v.get("status") == "ok"}
+        failed = {k: v for k, v in items.items() if v.get("status") != "ok"}
+        steps = {k: v.get("value") for k, v in latest.items()
+                 if v.get("schema") == STEP_SCHEMA and v.get("status") == "ok"}
+        return cls(list(items), done, failed, model, steps)
 
     def __iter__(self) -> Iterator[Record | ItemFailure]:
         for key in self._keys:

@@ -16,6 +16,10 @@ residual variance (for MixedLM read from `cov_re` and the residual scale, not fr
 Var" row that statsmodels prints scaled). Partial eta squared comes from the repeated-measures
 ANOVA (each effect tested against its own effect x record error term).
 
+`fit_model_factor` fits the same design over several models' scores with the model as a fixed
+factor (score ~ P * M * model + (1 | model:record)), so profile x model and memory x model say
+whether a model's profile or memory effect differs from the reference model's.
+
 The closed form. With n records and y_rc the score of record r in cell c (c = 1..4), the
 model is y_rc = x_c'b + u_r + e_rc, u ~ N(0, s2_u), e ~ N(0, s2_e). The fixed effects
 (intercept, P, M, P:M) saturate the four cells, so the REML likelihood splits into two strata:
@@ -48,6 +52,7 @@ p-values and 95 % CIs are Wald z, as MixedLM reports them: p = 2 Phi(-|b / se|),
 b -+ Phi^-1(0.975) se.
 """
 
+import warnings
 from dataclasses import dataclass
 from typing import Literal
 
@@ -190,28 +195,86 @@ def balanced_reml(means: np.ndarray, coding: Coding = "treatment") -> dict | Non
 
 def _fit_mixedlm(table: pd.DataFrame, coding: Coding, eta: dict) -> dict:
     """statsmodels MixedLM by REML (any table: unbalanced, missing cells, duplicates)."""
-    import statsmodels.formula.api as smf
+    data = _coded(table[["record", "profile", "memory", "score"]], coding)
+    result = _reml(data, "score ~ P * M", data["record"])
+    effects = {name: {**_term(result, term), "eta_p2": eta.get(name)}
+               for name, term in EFFECTS.items()}
+    effects["variance"] = _variance(result)
+    return effects
 
-    data = table[["record", "profile", "memory", "score"]].copy()
+
+def fit_model_factor(table: pd.DataFrame, *, coding: Coding = "treatment") -> dict:
+    """The attribution model over several models' scores, the model a fixed factor:
+    score ~ P * M * model + (1 | model:record), by REML (statsmodels MixedLM).
+
+    `table` has columns model, record, profile, memory (0/1) and score. The first model (in
+    order of appearance) is the reference: `profile`, `memory` and `interaction` are its
+    effects, and for each other model m, `model[m]` is its shift of the intercept and
+    `profile x model[m]`, `memory x model[m]`, `interaction x model[m]` how much its effect
+    differs from the reference's. A record's scores under one model share a random intercept;
+    the same record under another model is another group (each model's run is its own
+    repeated-measures design, and every effect of interest is a within-group contrast).
+    Returns {reference, models, effects: {term: {beta, se, p, ci_low, ci_high}}, variance:
+    {record, residual}, n_rows, n_groups}; p and CIs are Wald z, unadjusted.
+    """
+    models = list(dict.fromkeys(table["model"]))
+    if len(models) < 2:
+        raise ValueError("the model-factor fit needs scores of at least two models")
+    data = _coded(table[["record", "profile", "memory", "score"]], coding)
+    # Formula-safe names for the models (a spec such as "openai/gpt-4o" is not one).
+    code = {model: f"m{i}" for i, model in enumerate(models)}
+    data["model"] = pd.Categorical(table["model"].map(code), categories=list(code.values()))
+    groups = data["model"].astype(str) + "|" + data["record"].astype(str)
+    result = _reml(data, "score ~ P * M * model", groups, quiet=True)
+    effects = {name: _term(result, term) for name, term in EFFECTS.items()}
+    for model in models[1:]:
+        level = f"model[T.{code[model]}]"
+        effects[f"model[{model}]"] = _term(result, level)
+        for name, term in EFFECTS.items():
+            effects[f"{name} x model[{model}]"] = _term(result, f"{term}:{level}")
+    return {"reference": models[0], "models": models, "effects": effects,
+            "variance": _variance(result), "n_rows": int(len(data)),
+            "n_groups": int(groups.nunique())}
+
+
+def _coded(data: pd.DataFrame, coding: Coding) -> pd.DataFrame:
+    """`data` with P and M coded 0/1 (treatment) or -0.5/+0.5 (effect)."""
+    data = data.copy()
     shift = 0.5 if coding == "effect" else 0.0
     data["P"] = data["profile"].astype(float) - shift
     data["M"] = data["memory"].astype(float) - shift
-    model = smf.mixedlm("score ~ P * M", data, groups=data["record"])
-    try:
-        result = model.fit(reml=True, method=["lbfgs", "powell"])
-    except np.linalg.LinAlgError:
-        # L-BFGS can step onto a singular point when the record variance is near zero; the
-        # derivative-free Powell search does not (and reaches the same optimum elsewhere).
-        result = model.fit(reml=True, method="powell")
+    return data
+
+
+def _reml(data: pd.DataFrame, formula: str, groups: pd.Series, *, quiet: bool = False):
+    """MixedLM's REML fit with a random intercept per group; `quiet`: without statsmodels'
+    warnings (a record variance on its boundary, 0, is a valid REML optimum, and statsmodels
+    warns on stderr at every such step)."""
+    import statsmodels.formula.api as smf  # imported first: its import sets warning filters
+
+    model = smf.mixedlm(formula, data, groups=groups)
+    with warnings.catch_warnings():
+        if quiet:
+            warnings.simplefilter("ignore")
+        try:
+            return model.fit(reml=True, method=["lbfgs", "powell"])
+        except np.linalg.LinAlgError:
+            # L-BFGS can step onto a singular point when the record variance is near zero;
+            # the derivative-free Powell search does not (and reaches the same optimum).
+            return model.fit(reml=True, method="powell")
+
+
+def _term(result, term: str) -> dict:
     ci = result.conf_int(alpha=0.05)
-    effects = {}
-    for name, term in EFFECTS.items():
-        effects[name] = {"beta": float(result.params[term]), "se": float(result.bse[term]),
-                         "p": float(result.pvalues[term]), "ci_low": float(ci.loc[term, 0]),
-                         "ci_high": float(ci.loc[term, 1]), "eta_p2": eta.get(name)}
-    effects["variance"] = {"record": float(np.asarray(result.cov_re)[0, 0]),
-                           "residual": float(result.scale)}
-    return effects
+    return {"beta": float(result.params[term]), "se": float(result.bse[term]),
+            "p": float(result.pvalues[term]), "ci_low": float(ci.loc[term, 0]),
+            "ci_high": float(ci.loc[term, 1])}
+
+
+def _variance(result) -> dict:
+    # The random intercept's variance from cov_re, not the "Group Var" row statsmodels prints
+    # scaled.
+    return {"record": float(np.asarray(result.cov_re)[0, 0]), "residual": float(result.scale)}
 
 
 def partial_eta_squared(table: pd.DataFrame) -> dict[str, float | None]:

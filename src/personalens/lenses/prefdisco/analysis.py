@@ -10,6 +10,7 @@ limit) is counted apart and, with `truncated="exclude"`, left out of accuracy (n
 """
 
 from collections import defaultdict
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,12 +24,28 @@ from personalens.stats.bootstrap import mean_ci
 NORMALIGN_CONDITIONS = ("baseline", "discovery", "oracle")
 
 
-def summarise(records: ItemRecords[PrefdiscoRecord], *, instances: list[tuple[str, str]],
-              conditions: list[str], n_judges: int, min_gap: float = MIN_GAP,
-              truncated: str = "exclude") -> dict:
-    """`instances`: (key, task) of every planned instance, in plan order; `truncated`:
-    "exclude" (truncated answers out of accuracy) or "score"."""
-    ok = list(records.ok())
+@dataclass
+class Pairing:
+    """Which instances each condition is scored on: the main conditions share one pairing
+    (`paired`); each fixed_<N> has its own, with baseline and oracle (those that ran)."""
+
+    by_instance: dict[str, dict[str, PrefdiscoRecord]]  # instance -> condition -> record
+    main: list[str]  # the conditions that are not fixed_<N>
+    paired: list[str]  # instances scored in every main condition, plan order
+    unpaired: list[dict]
+    fixed: dict[str, tuple[list[str], list[dict]]]  # fixed_<N> -> (paired, unpaired)
+
+    def instances(self, condition: str) -> list[str]:
+        """The instances `condition` is scored on."""
+        return self.paired if condition in self.main else self.fixed[condition][0]
+
+    def records(self, condition: str) -> list[PrefdiscoRecord]:
+        return [self.by_instance[k][condition] for k in self.instances(condition)]
+
+
+def pairing(ok: list[PrefdiscoRecord], instances: list[tuple[str, str]],
+            conditions: list[str]) -> Pairing:
+    """`ok`: the scored records; `instances`: (key, task) of every planned instance."""
     by_instance: dict[str, dict[str, PrefdiscoRecord]] = defaultdict(dict)
     for record in ok:
         by_instance[record.instance][record.condition] = record
@@ -37,9 +54,28 @@ def summarise(records: ItemRecords[PrefdiscoRecord], *, instances: list[tuple[st
     paired, unpaired = _pair(instances, main, by_instance)
     fixed = {f: _pair(instances, [*anchors, f], by_instance)
              for f in conditions if f not in main}
+    return Pairing(by_instance, main, paired, unpaired, fixed)
+
+
+def summarise(records: ItemRecords[PrefdiscoRecord], *, instances: list[tuple[str, str]],
+              conditions: list[str], n_judges: int, min_gap: float = MIN_GAP,
+              truncated: str = "exclude") -> dict:
+    """`instances`: (key, task) of every planned instance, in plan order; `truncated`:
+    "exclude" (truncated answers out of accuracy) or "score"."""
+    return summarise_scored(list(records.ok()), n_failed=len(records.failures()),
+                            instances=instances, conditions=conditions, n_judges=n_judges,
+                            min_gap=min_gap, truncated=truncated)
+
+
+def summarise_scored(ok: list[PrefdiscoRecord], *, n_failed: int,
+                     instances: list[tuple[str, str]], conditions: list[str], n_judges: int,
+                     min_gap: float = MIN_GAP, truncated: str = "exclude") -> dict:
+    """`summarise` of the scored records (`personalens compare` reads them from a run)."""
+    pairs = pairing(ok, instances, conditions)
+    by_instance, main, paired, unpaired, fixed = (pairs.by_instance, pairs.main, pairs.paired,
+                                                  pairs.unpaired, pairs.fixed)
     tasks = dict(instances)
-    scored = {c: [by_instance[k][c] for k in paired] for c in main}  # paired records
-    scored.update({f: [by_instance[k][f] for k in keys] for f, (keys, _) in fixed.items()})
+    scored = {c: pairs.records(c) for c in conditions}  # paired records
     metrics: dict = {
         "prefalign": {c: _mean([r.prefalign for r in scored[c]]) for c in conditions},
         "accuracy": {c: _accuracy(scored[c], truncated) for c in conditions},
@@ -47,7 +83,7 @@ def summarise(records: ItemRecords[PrefdiscoRecord], *, instances: list[tuple[st
     }
     if set(NORMALIGN_CONDITIONS) <= set(main):
         metrics.update(_normalign(paired, _by_task(paired, tasks), by_instance, min_gap))
-    if len(anchors) == 2 and fixed:
+    if {"baseline", "oracle"} <= set(main) and fixed:
         metrics["normalign_fixed"] = {
             f: _normalign_rows(keys, _by_task(keys, tasks), by_instance, f, min_gap)
             for f, (keys, _) in fixed.items()}
@@ -67,7 +103,7 @@ def summarise(records: ItemRecords[PrefdiscoRecord], *, instances: list[tuple[st
     metrics["judge"] = _judge_quality(ok, n_judges)
     metrics["per_task"] = _per_task(_by_task(paired, tasks), by_instance, main, truncated)
     metrics.update(n_instances=len(paired), n_planned_instances=len(instances),
-                   n_failed=len(records.failures()), unpaired=unpaired,
+                   n_failed=n_failed, unpaired=unpaired,
                    unpaired_fixed={f: missing for f, (_, missing) in fixed.items()},
                    renormalised_weights=sorted({
                        r.instance for r in ok
@@ -90,10 +126,14 @@ def _by_task(keys: list[str], tasks: dict[str, str]) -> dict[str, list[str]]:
     return by_task
 
 
-def _accuracy(records: list[PrefdiscoRecord], truncated: str) -> dict:
+def counts_for_accuracy(record: PrefdiscoRecord, truncated: str) -> bool:
     """Unparsed answers are wrong and stay in the denominator; truncated ones leave it unless
     `truncated` is "score"."""
-    counted = [r for r in records if truncated == "score" or not r.truncated]
+    return truncated == "score" or not record.truncated
+
+
+def _accuracy(records: list[PrefdiscoRecord], truncated: str) -> dict:
+    counted = [r for r in records if counts_for_accuracy(r, truncated)]
     return {**_mean([float(r.correctness.correct) for r in counted]),
             "n_unparsed": sum(r.correctness.unparsed for r in counted)}
 

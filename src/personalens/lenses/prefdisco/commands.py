@@ -10,7 +10,8 @@ LENS = LensCommands(
         DeclaredCommand("eval", "personalens.lenses.prefdisco.options:EvalOptions",
                         "personalens.lenses.prefdisco.command:run_eval",
                         "PrefAlign, accuracy and NormAlign under baseline, discovery and oracle "
-                        "conditions."),
+                        "conditions.",
+                        comparison="personalens.lenses.prefdisco.comparison:COMPARISON"),
         DeclaredCommand("build", "personalens.lenses.prefdisco.options:BuildOptions",
                         "personalens.lenses.prefdisco.build:run_build",
                         "Build a prefq-bench dataset: personas, sparse preferences, rubrics, in "

@@ -38,6 +38,12 @@ def normalign_value(baseline: float, discovery: float, oracle: float,
     return None if gap == 0 or abs(gap) < min_gap else 100.0 * (discovery - baseline) / gap
 
 
+def normalign_of_rows(rows: np.ndarray, min_gap: float = MIN_GAP) -> float | None:
+    """NormAlign of paired rows (baseline, discovery, oracle PrefAlign per instance): of their
+    means."""
+    return normalign_value(*np.asarray(rows, dtype=float).mean(axis=0), min_gap)
+
+
 def normalign(rows: np.ndarray, *, min_gap: float = MIN_GAP, seed: int = 0) -> dict:
     """NormAlign with a paired bootstrap CI; `rows` is (instances, 3): baseline, discovery,
     oracle PrefAlign of the same instances. `undefined_resamples` counts the bootstrap
@@ -50,7 +56,7 @@ def normalign(rows: np.ndarray, *, min_gap: float = MIN_GAP, seed: int = 0) -> d
     baseline, discovery, oracle = rows.mean(axis=0)
     value = normalign_value(baseline, discovery, oracle, min_gap)
     low, high, skipped = bootstrap_ci_counted(
-        rows, lambda r: normalign_value(*r.mean(axis=0), min_gap), seed=seed)
+        rows, lambda r: normalign_of_rows(r, min_gap), seed=seed)
     return {"value": value, "ci_low": low, "ci_high": high, "undefined": value is None,
             "n": int(len(rows)), "discovery_gain": float(discovery - baseline),
             "oracle_gain": float(oracle - baseline),

@@ -232,24 +232,34 @@ def k_sweep_sigma(scores: dict[str, dict], conditions: list[Condition]) -> dict:
     return out
 
 
+def two_by_two(conditions: list[Condition]) -> dict[str, tuple[int, int]]:
+    """The run's conditions of the 2x2 design and their (P, M) cells."""
+    return {c.name: pm for c in conditions if (pm := cell(c)) is not None}
+
+
+def attribution_rows(table: dict[str, dict], cells: dict[str, tuple[int, int]]) -> pd.DataFrame:
+    """One row per record scored in every cell, and cell: record, profile, memory, score (the
+    attribution model's table)."""
+    complete, _ = paired(table, list(cells))
+    return pd.DataFrame([{"record": rid, "profile": pm[0], "memory": pm[1],
+                          "score": float(s[name])}
+                         for rid, s in complete.items() for name, pm in cells.items()],
+                        columns=["record", "profile", "memory", "score"])
+
+
 def attribution(scores: dict[str, dict], conditions: list[Condition], *, coding: str,
                 correction: str, seed: int) -> dict:
     """{lmm, cell_means, permutation} per risk: the 2x2 model with p adjusted across risks x
     effects, the cell means with CIs, and each condition's sign-flip test against base. Risks
     without all four cells, two complete records or two distinct scores are skipped."""
-    cells = {c.name: cell(c) for c in conditions if cell(c) is not None}
+    cells = two_by_two(conditions)
     empty = {"lmm": {}, "cell_means": {}, "permutation": {}}
     if len(cells) < 4:
         return empty
     results = {}
     for risk, table in scores.items():
-        complete, _ = paired(table, list(cells))
-        if len(complete) < 2:
-            continue
-        rows = pd.DataFrame([{"record": rid, "profile": pm[0], "memory": pm[1],
-                              "score": float(s[name])}
-                             for rid, s in complete.items() for name, pm in cells.items()])
-        if rows["score"].nunique() < 2:
+        rows = attribution_rows(table, cells)
+        if rows["record"].nunique() < 2 or rows["score"].nunique() < 2:
             continue  # every score equal: nothing to attribute (and the fit is degenerate)
         results[risk] = analyse_group(rows, coding=coding, seed=seed)
     if not results:

@@ -10,7 +10,8 @@ LENS = LensCommands(
         DeclaredCommand("eval", "personalens.lenses.prisk.options:EvalOptions",
                         "personalens.lenses.prisk.command:run_eval",
                         "IRP and accuracy, narrowing, sycophancy per condition, and their "
-                        "attribution (LMM)."),
+                        "attribution (LMM).",
+                        comparison="personalens.lenses.prisk.comparison:COMPARISON"),
         DeclaredCommand("build", "personalens.lenses.prisk.options:BuildOptions",
                         "personalens.lenses.prisk.build:run_build",
                         "Build PRISK records: profiles, attribute conversations, checked decoys "
