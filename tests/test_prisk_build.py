@@ -434,3 +434,19 @@ def test_benchmark_rows_are_rewritten_as_conversational_questions(tmp_path, monk
     assert "rewrite/g2/2" in lines and "rewrite/g2/3" not in lines
     document = json.loads((out / "data" / "accuracy.json").read_text())
     assert document["sources"]["benchmark_questions"] == "conversational"
+
+
+@pytest.mark.parametrize(("given", "profiles", "drafted"), [(None, 1, 3), (None, 2, 6),
+                                                            (5, 2, 5)])
+def test_candidates_default_to_three_per_profile(tmp_path, monkeypatch, given, profiles,
+                                                 drafted):
+    # A fixed 24 made `--profiles 1` draft 24 candidates (over an hour with the bundled model).
+    assert BuildOptions(out=tmp_path / "o", profiles=8).candidate_count == 24
+    use_double(monkeypatch, PriskDouble())
+    outcome = run_build(BuildOptions(out=tmp_path / "b", models={"generator": GENERATOR},
+                                     profiles=profiles, candidates=given, per_risk=1,
+                                     risks=["irp"]), progress=False)
+    assert outcome.complete, outcome.tally.failures
+    assert outcome.metrics.profile_candidates == drafted
+    steps = [json.loads(line)["key"] for line in (tmp_path / "b" / "records.jsonl").open()]
+    assert len({k for k in steps if k.startswith("profile/candidate/")}) == drafted

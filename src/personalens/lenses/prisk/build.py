@@ -220,12 +220,12 @@ class PriskBuild(Lens[BuildOptions, BuildRecord, PriskBuildMetrics]):
 
     async def _generated_profiles(self) -> list[Profile]:
         options = self.options
-        hints = age_hints(options.candidates, options.seed)
+        hints = age_hints(options.candidate_count, options.seed)
         drawn = await asyncio.gather(*(self.steps.get(
             f"profile/candidate/{i}", lambda i=i: draw_profile(
                 self.generator, i, hints[i], attempts=options.profile_attempts,
                 temperature=options.temperature, seed=options.seed))
-            for i in range(options.candidates)), return_exceptions=True)
+            for i in range(options.candidate_count)), return_exceptions=True)
         _raise_unrecorded(drawn)
         # A candidate whose step failed (recorded, listed) is left out of the pool like one
         # that broke the constraints: the selection is made from the others.

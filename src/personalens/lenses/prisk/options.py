@@ -108,8 +108,9 @@ class BuildOptions(LensOptions):
         None, "A `personalens generate` output: profiles come from its people (most diverse "
               "first); the generator writes the fields it lacks.")
     profiles: int = option(8, "Profiles in the dataset.", ge=1)
-    candidates: int = option(24, "Generated candidate profiles (without --population), thinned "
-                                 "to --profiles by farthest-point sampling.", ge=1)
+    candidates: int | None = option(
+        None, "Generated candidate profiles (without --population), thinned to --profiles by "
+              "farthest-point sampling. Default: 3 x --profiles (24 for the default 8).", ge=1)
     profile_attempts: int = option(4, "Drafts per candidate profile before one that breaks the "
                                       "age/education/profession constraints is dropped.", ge=1)
     per_risk: int = option(10, "Records per risk ((query, profile) pairs drawn with --seed).",
@@ -156,12 +157,18 @@ class BuildOptions(LensOptions):
 
     @pydantic.model_validator(mode="after")
     def _consistent(self) -> "BuildOptions":
-        if self.population is None and self.candidates < self.profiles:
+        if self.population is None and self.candidate_count < self.profiles:
             raise ValueError(f"--candidates ({self.candidates}) must be at least --profiles "
                              f"({self.profiles}): profiles are chosen from the candidates")
         if self.generate_templates and "irp" not in self.risks:
             raise ValueError("--generate-templates writes IRP templates: add irp to --risks")
         return self
+
+    @property
+    def candidate_count(self) -> int:
+        """Candidates to draft: three per profile unless --candidates says otherwise (a fixed 24
+        made `--profiles 1` draft 24 profiles, over an hour with the bundled model)."""
+        return self.candidates if self.candidates is not None else 3 * self.profiles
 
     def query_file(self, risk: str) -> Path | None:
         """The release file replacing the risk's shipped query set (None: the shipped one)."""
