@@ -1,7 +1,5 @@
 """The `personalens` command."""
 
-import contextlib
-import importlib
 import sys
 
 import typer
@@ -11,20 +9,14 @@ from personalens.cli.declared_command import declared, lens_app
 from personalens.compare.command import compare_command
 from personalens.errors import InputError
 from personalens.lenses import LENSES
-from personalens.lenses.commands import DeclaredCommand
+from personalens.lenses.commands import DeclaredCommand, lens_commands
 from personalens.models import ModelCallFailed
 
 app = typer.Typer(help="personalens: measure how well AI assistants understand, find, ask for "
                        "and safely use a person's private information.",
                   no_args_is_help=True, rich_markup_mode=None, pretty_exceptions_enable=False)
 for lens in LENSES:
-    try:  # TRANSITION: until every lens declares its commands
-        app.add_typer(lens_app(importlib.import_module(f"personalens.lenses.{lens}.commands").LENS),
-                      name=lens)
-    except ModuleNotFoundError:
-        with contextlib.suppress(ImportError):
-            app.add_typer(importlib.import_module(f"personalens.cli.{lens}_commands").app,
-                          name=lens)
+    app.add_typer(lens_app(lens_commands(lens)), name=lens)
 GENERATE = DeclaredCommand(
     "generate", "personalens.population.generate_options:GenerateOptions",
     "personalens.population.generate:run_generate",

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from personalens.compare.run_inputs import comparable
+from personalens.lenses.commands import comparable_commands
 from personalens.runs.options import user_path
 
 SIGNIFICANT = 0.05  # adjusted p below which the summary counts a pair as differing
@@ -33,7 +33,7 @@ def _command(only: str | None):
     def compare(
         runs: Annotated[list[Path], typer.Argument(
             parser=user_path, help="Run directories of one lens command "
-                                   f"({' or '.join([only] if only else comparable())}).")],
+                                   f"({' or '.join([only] if only else comparable_commands())}).")],
         out: Annotated[Path, typer.Option(parser=user_path,
                                           help="Folder for comparison.json and report.html.")],
         shared_items: Annotated[bool, typer.Option(

@@ -2,15 +2,13 @@
 lens command, on one dataset (or restricted to the items all share), complete unless allowed.
 """
 
-import importlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from personalens.errors import InputError
-from personalens.lenses import LENSES
-from personalens.lenses.commands import Comparison, DeclaredCommand, resolve
+from personalens.lenses.commands import Comparison, comparable_commands, resolve
 from personalens.runs import METRICS, RECORDS, ItemRecords
 from personalens.runs.run_directory import MANIFEST
 
@@ -46,7 +44,7 @@ def load_runs(paths: list[Path], *, shared_items: bool = False,
         raise InputError("compare takes at least two run directories")
     manifests = [_manifest(path) for path in paths]
     command = _one_command(paths, manifests)
-    comparison: Comparison = resolve(_declared(command).comparison)
+    comparison: Comparison = resolve(_comparison(command))
     _same_data(paths, manifests, shared_items)
     systems, metrics = [], {}
     for path, manifest in zip(paths, manifests, strict=True):
@@ -100,23 +98,13 @@ def _one_command(paths: list[Path], manifests: list[dict]) -> str:
     return next(iter(commands))
 
 
-def _declared(command: str) -> DeclaredCommand:
-    lens, _, name = command.partition(" ")
-    if lens in LENSES:
-        commands = importlib.import_module(f"personalens.lenses.{lens}.commands").LENS.commands
-        for declared in commands:
-            if isinstance(declared, DeclaredCommand) and declared.name == name \
-                    and declared.comparison:
-                return declared
-    raise InputError(f"runs of {command!r} cannot be compared (compare reads "
-                     f"{', '.join(comparable())} runs)")
-
-
-def comparable() -> list[str]:
-    """The commands whose runs compare reads, e.g. "pqb eval"."""
-    return [f"{lens} {c.name}" for lens in LENSES
-            for c in importlib.import_module(f"personalens.lenses.{lens}.commands").LENS.commands
-            if isinstance(c, DeclaredCommand) and c.comparison]
+def _comparison(command: str) -> str:
+    """The "module:object" of the command's Comparison."""
+    comparable = comparable_commands()
+    if command not in comparable:
+        raise InputError(f"runs of {command!r} cannot be compared (compare reads "
+                         f"{', '.join(comparable)} runs)")
+    return comparable[command].comparison
 
 
 def _same_data(paths: list[Path], manifests: list[dict], shared_items: bool) -> None:

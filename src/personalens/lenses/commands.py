@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from personalens.lenses import LENSES
 from personalens.models.role_set import Role
 
 
@@ -53,6 +54,18 @@ class LensCommands:
     help: str
     commands: list[DeclaredCommand | TyperCommand] = field(default_factory=list)
     data: tuple[str, ...] = ()  # package data globs under the lens's folder (pyproject)
+
+
+def lens_commands(lens: str) -> LensCommands:
+    """A registered lens's declaration (`personalens.lenses.<lens>.commands.LENS`)."""
+    return resolve(f"personalens.lenses.{lens}.commands:LENS")
+
+
+def comparable_commands() -> dict[str, DeclaredCommand]:
+    """The run commands whose runs `personalens compare` reads, by name ("pqb eval")."""
+    return {f"{lens} {command.name}": command for lens in LENSES
+            for command in lens_commands(lens).commands
+            if isinstance(command, DeclaredCommand) and command.comparison}
 
 
 @dataclass(frozen=True)
