@@ -352,7 +352,7 @@ def test_the_cache_keeps_the_finish_reason_and_upgrades_an_old_table(tmp_path):
 
 
 def test_an_openai_compatible_server_says_when_it_cut_a_reply():
-    from tests.fault_server import FaultServer
+    from fault_server import FaultServer
 
     with FaultServer(reply=lambda body: "one two three four five") as server:
         model = load_model("openai/m", base_url=server.base_url, use_cache=False)
