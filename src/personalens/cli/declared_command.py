@@ -47,17 +47,38 @@ def declared(command: DeclaredCommand) -> Callable:
 
     def run(**values: Any) -> None:
         models = values.pop("models", None)
+        dry_run = values.pop("dry_run", False)
         given = {name: value for name, value in values.items() if value is not None}
         options = options_model.parse(**given, **({"models": models} if roles else {}))
+        if dry_run:
+            print_plan(resolve(command.dry_run)(options), options)
+            return
         report_outcome(resolve(command.run)(options))
 
     parameters = [_parameter(name, field) for name, field in fields.items()]
+    if command.dry_run:
+        parameters.append(inspect.Parameter(
+            "dry_run", inspect.Parameter.KEYWORD_ONLY, default=False,
+            annotation=Annotated[bool, typer.Option(
+                "--dry-run", help="Print the plan (items, model calls per role, estimated "
+                                  "tokens, the cost when prices are given) and call no model; "
+                                  "nothing is written.")]))
     if roles:
         parameters.append(inspect.Parameter("models", inspect.Parameter.KEYWORD_ONLY))
     run.__signature__ = inspect.Signature(parameters)
     run.__doc__ = command.help
     run.__name__ = command.name.replace("-", "_")
     return model_roles(*roles)(run) if roles else run
+
+
+def print_plan(plan, options) -> None:
+    """The dry run's plan, naming each role's model (fallbacks applied) and its cost."""
+    models = getattr(options, "models", None)
+    if models is not None:
+        resolved = models.resolved(getattr(type(options), "roles", ()))
+        plan.specs = {role: s.spec for role, s in resolved.items() if role in plan.roles}
+    for line in plan.lines(models.prices if models is not None else {}):
+        typer.echo(line)
 
 
 def plain(command: TyperCommand) -> Callable:

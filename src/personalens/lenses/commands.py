@@ -34,6 +34,9 @@ class DeclaredCommand:
     # "module:object", a `Comparison` of this command's runs (`personalens compare`); None:
     # its runs cannot be compared.
     comparison: str | None = None
+    # "module:function" taking the options and returning a `runs.call_plan.CallPlan`: the
+    # command's --dry-run (what a run would call, without calling a model); None: no dry run.
+    dry_run: str | None = None
 
     def options_model(self):
         return resolve(self.options)

@@ -67,6 +67,11 @@ def get_retriever(name: str, *, ledger: UsageLedger | None = None,
     return _FAMILIES[family](argument or None, name, executor)
 
 
+def reranks_with_a_model(name: str) -> bool:
+    """Whether the retriever `name` calls a chat model (role "reranker") for each query."""
+    return name.partition(":")[0] == "rerank-llm"
+
+
 def unknown_name_hint(name: str) -> str:
     """The retrievers personalens knows by name, and the nearest to a mistyped one."""
     known = ["bm25", "minilm", "minilm-int8", *_FAMILIES, "rerank-llm"]

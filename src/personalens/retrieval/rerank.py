@@ -249,3 +249,14 @@ class LLMReranker:
         self._runner.run(self.model.aclose())
         self._runner.close()
         self._runner = None
+
+
+def rerank_call_estimate(query: str, candidates: int, mean_chars: float,
+                         max_chars: int = 300) -> tuple[int, int, int]:
+    """What `rerank-llm` asks for one query over `candidates` documents of `mean_chars` on
+    average: (calls, prompt characters, completion token cap), as a dry run counts them."""
+    depth = min(candidates, DEPTH)
+    if depth < 2:  # nothing to order, so nothing to ask (as `_rescore_one`)
+        return 0, 0, 0
+    prompt = len(query) + 400 + depth * (min(mean_chars, max_chars) + 8)
+    return 1, int(prompt), 48 + 8 * depth

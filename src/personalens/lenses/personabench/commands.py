@@ -14,7 +14,8 @@ LENS = LensCommands(
             "Evaluate retrieval (recall, nDCG) and answers (precision, recall, F1) on "
             "PersonaBench.\n\nWith --executor ray, each person's index and search is a Ray task "
             "(answers stay here).",
-            comparison="personalens.lenses.personabench.comparison:COMPARISON"),
+            comparison="personalens.lenses.personabench.comparison:COMPARISON",
+            dry_run="personalens.lenses.personabench.call_plan:plan_calls"),
         TyperCommand("validate", "personalens.lenses.personabench.validation:validate_command",
                      roles=(Role("judge", "judge", None, "Judge model for semantic reveal/leak "
                                                          f"checks: {SPEC_HELP}. Default: "

@@ -13,7 +13,8 @@ LENS = LensCommands(
             "Flip rate (paper and all-pairs definitions), Hit@K and MRR for clean vs typo "
             "queries.\n\nWith --executor ray, a dense retriever encodes the corpus on Ray Data "
             "actors.",
-            comparison="personalens.lenses.pqb.comparison:COMPARISON"),
+            comparison="personalens.lenses.pqb.comparison:COMPARISON",
+            dry_run="personalens.lenses.pqb.call_plan:plan_calls"),
         TyperCommand("export-beir", "personalens.lenses.pqb.release_format:export_beir_command"),
         DeclaredCommand(
             "build", "personalens.lenses.pqb.options:BuildOptions",
