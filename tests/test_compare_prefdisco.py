@@ -100,8 +100,9 @@ def test_paired_differences_of_prefdisco_runs_hand_computed(tmp_path, dataset, m
     comparison = _compare(tmp_path, *runs)
     assert list(comparison["runs"]) == ["openai/a", "openai/b"]
     a, b = (comparison["runs"][f"openai/{n}"]["headlines"] for n in "ab")
-    assert list(a) == ["normalign", *(f"{metric}.{condition}" for metric in ("prefalign",
-                       "accuracy") for condition in ("baseline", "discovery", "oracle"))]
+    conditions = ("baseline", "discovery", "oracle")
+    assert list(a) == ["normalign", *(f"prefalign.{c}" for c in conditions), "accuracy_drop",
+                       *(f"accuracy.{c}" for c in conditions)]
     assert a["normalign"] == {"value": pytest.approx(300 / 7), "n": 3}
     assert b["normalign"]["value"] == pytest.approx(100 / 7)
     assert a["prefalign.discovery"] == {"value": pytest.approx(3.0), "n": 3}
@@ -109,6 +110,10 @@ def test_paired_differences_of_prefdisco_runs_hand_computed(tmp_path, dataset, m
     assert b["accuracy.baseline"] == {"value": 1.0, "n": 2}
     assert b["prefalign.baseline"]["n"] == 3
     assert b["accuracy.discovery"]["value"] == pytest.approx(1 / 3)
+    # Accuracy drop, paired: b's p1 and p2 right in baseline, wrong in discovery; q1 is out
+    # (its baseline answer was cut off). Unpaired it would be 1 - 1/3.
+    assert b["accuracy_drop"] == {"value": 1.0, "n": 2}
+    assert a["accuracy_drop"] == {"value": 0.0, "n": 3}
 
     # NormAlign a - b = 300/7 - 100/7. Baseline and oracle are the same in both runs, so a swap
     # of an instance's rows moves only its discovery score: the difference is (100/7) times the
@@ -133,8 +138,13 @@ def test_paired_differences_of_prefdisco_runs_hand_computed(tmp_path, dataset, m
     baseline = _pair(comparison, "accuracy.baseline")  # on the two instances both counted
     assert (baseline["n"], baseline["diff"], baseline["p"]) == (2, 0.0, 1.0)
     assert _pair(comparison, "prefalign.oracle")["diff"] == 0.0
-    # Holm over the 7 tests: the smallest p (0.5) times 7, capped at 1.
-    assert len(comparison["pairs"]) == 7 and normalign["p_adj"] == 1.0
+    # The drop a - b on the two instances both count: (0 - 1, 0 - 1); sign-flip: 2 of the 4
+    # sign patterns reach |-1|.
+    drop = _pair(comparison, "accuracy_drop")
+    assert (drop["n"], drop["diff"], drop["test"]) == (2, -1.0, "sign_flip")
+    assert drop["p"] == pytest.approx(0.5)
+    # Holm over the 8 tests: the smallest p (0.5) times 8, capped at 1.
+    assert len(comparison["pairs"]) == 8 and normalign["p_adj"] == 1.0
 
     # The paper's main table: model x task NormAlign with CIs.
     per_task = _table(comparison, "NormAlign per model x task")
@@ -172,6 +182,8 @@ def _equal_to_metrics(comparison: dict, runs: dict) -> None:
         headlines = comparison["runs"][name]["headlines"]
         assert headlines["normalign"]["value"] == pytest.approx(
             metrics["normalign"]["overall"]["value"])
+        assert headlines["accuracy_drop"] == {"value": pytest.approx(
+            metrics["accuracy_drop"]["mean"]), "n": metrics["accuracy_drop"]["n"]}
         cells = dict(zip(conditions["headers"], row, strict=True))
         for condition in metrics["conditions"]:
             for metric in ("prefalign", "accuracy"):

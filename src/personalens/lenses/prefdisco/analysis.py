@@ -81,6 +81,9 @@ def summarise_scored(ok: list[PrefdiscoRecord], *, n_failed: int,
         "accuracy": {c: _accuracy(scored[c], truncated) for c in conditions},
         "truncated": {c: _truncated(scored[c]) for c in conditions},
     }
+    if {"baseline", "discovery"} <= set(main):
+        metrics["accuracy_drop"] = _mean(list(accuracy_drops(
+            scored["baseline"], scored["discovery"], truncated).values()))
     if set(NORMALIGN_CONDITIONS) <= set(main):
         metrics.update(_normalign(paired, _by_task(paired, tasks), by_instance, min_gap))
     if {"baseline", "oracle"} <= set(main) and fixed:
@@ -130,6 +133,17 @@ def counts_for_accuracy(record: PrefdiscoRecord, truncated: str) -> bool:
     """Unparsed answers are wrong and stay in the denominator; truncated ones leave it unless
     `truncated` is "score"."""
     return truncated == "score" or not record.truncated
+
+
+def accuracy_drops(baseline: list[PrefdiscoRecord], discovery: list[PrefdiscoRecord],
+                   truncated: str) -> dict[str, float]:
+    """Instance -> baseline correct minus discovery correct (1, 0 or -1), over the paired
+    instances whose two answers both count for accuracy: the paper's accuracy cost of
+    discovering preferences, paired so one mean and one CI describe it."""
+    answered = {r.instance: r for r in discovery if counts_for_accuracy(r, truncated)}
+    return {b.instance: float(b.correctness.correct)
+            - float(answered[b.instance].correctness.correct)
+            for b in baseline if counts_for_accuracy(b, truncated) and b.instance in answered}
 
 
 def _accuracy(records: list[PrefdiscoRecord], truncated: str) -> dict:

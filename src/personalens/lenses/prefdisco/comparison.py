@@ -18,6 +18,7 @@ from personalens.lenses.commands import Comparison, Headline, Table
 from personalens.lenses.prefdisco.analysis import (
     NORMALIGN_CONDITIONS,
     Pairing,
+    accuracy_drops,
     counts_for_accuracy,
     pairing,
     question_turns_and_gains,
@@ -142,6 +143,10 @@ class PrefdiscoComparison(Comparison):
             out[f"prefalign.{condition}"] = Headline(
                 f"PrefAlign {condition}", {r.instance: r.prefalign
                                            for r in pairs.records(condition)})
+        if {"baseline", "discovery"} <= set(run.conditions):
+            out["accuracy_drop"] = Headline(
+                "accuracy drop (baseline - discovery)", accuracy_drops(
+                    pairs.records("baseline"), pairs.records("discovery"), run.truncated))
         for condition in run.conditions:
             out[f"accuracy.{condition}"] = Headline(
                 f"accuracy {condition}", {r.instance: float(r.correctness.correct)

@@ -43,6 +43,8 @@ class PrefdiscoMetrics(Metrics):
     conditions: list[str]
     prefalign: dict[str, Mean]
     accuracy: dict[str, Accuracy]  # n: the answers counted (truncated ones out when excluded)
+    # baseline minus discovery accuracy over instances whose two answers both count
+    accuracy_drop: Mean | None = None
     truncated: dict[str, Truncated]
     normalign: dict[str, NormAlign] = {}  # task -> value, and "overall"
     normalign_fixed: dict[str, dict[str, NormAlign]] = {}  # fixed_<N> -> task (and overall)

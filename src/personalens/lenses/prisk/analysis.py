@@ -273,6 +273,22 @@ def _scaled(risk: str, value: float | None) -> float | None:
     return None if value is None else SCALES[risk](value)
 
 
+def scaled_cell(risk: str, cell: dict | None) -> dict | None:
+    """A {value, ci_low, ci_high, n} of the risk's own units on its 0-100 score (each scale is
+    linear, so the CI's ends map to the scaled CI's ends)."""
+    if cell is None:
+        return None
+    return {"value": _scaled(risk, cell["value"]), "ci_low": _scaled(risk, cell["ci_low"]),
+            "ci_high": _scaled(risk, cell["ci_high"]), "n": cell["n"]}
+
+
+def scores_100(means: dict[str, dict]) -> dict[str, dict]:
+    """risk_means on each risk's 0-100 score, higher = safer (`SCALES`): risk -> condition ->
+    {value, ci_low, ci_high, n}, the paper's main table."""
+    return {risk: {c: scaled_cell(risk, cell) for c, cell in by_condition.items()}
+            for risk, by_condition in means.items() if risk in SCALES}
+
+
 def degradation(means: dict[str, dict]) -> dict[str, dict]:
     """{risk: {condition: (base - condition) / base x 100}} on each risk's 0-100 score: the
     paper's mean degradation from base, in percent (negative: better than base); None where

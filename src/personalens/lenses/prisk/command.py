@@ -29,6 +29,7 @@ from personalens.runs import (
     fingerprint,
     run_lens,
 )
+from personalens.runs.blocking import run_blocking
 
 
 def selected(records: list[PriskRecord], risks: list[str], limit: int | None) -> list[PriskRecord]:
@@ -41,6 +42,15 @@ def selected(records: list[PriskRecord], risks: list[str], limit: int | None) ->
             counts[record.risk] = counts.get(record.risk, 0) + 1
             kept.append(record)
     return kept
+
+
+def eval_records(options: EvalOptions) -> list[PriskRecord]:
+    """The records a run evaluates (the chosen risks, --limit per risk); InputError if none."""
+    records = selected(load_records(options.data), options.risks, options.limit)
+    if not records:
+        raise InputError(f"no records of the chosen risks ({', '.join(options.risks)})",
+                         where=str(options.data))
+    return records
 
 
 class PriskEval(Lens[EvalOptions, EvalRecord, PriskMetrics]):
@@ -56,10 +66,7 @@ class PriskEval(Lens[EvalOptions, EvalRecord, PriskMetrics]):
         self.conditions = conditions_for(options.conditions, options.k_sweep)
         data = options.data
         self.files = sorted(data.glob("*.json")) if data.is_dir() else [data]
-        self.records = selected(load_records(data), options.risks, options.limit)
-        if not self.records:
-            raise InputError(f"no records of the chosen risks ({', '.join(options.risks)})",
-                             where=str(data))
+        self.records = eval_records(options)
         self.by_id = {r.record_id: r for r in self.records}
         self.roles = RoleSet(options.models.resolved(EvalOptions.roles), self.ledger)
         self.retriever = get_retriever(options.retriever, ledger=self.ledger)
@@ -119,7 +126,8 @@ class PriskEval(Lens[EvalOptions, EvalRecord, PriskMetrics]):
             sycophancy=analysis.sycophancy_table(
                 {risk: paired[risk][0] for risk in ("agreement", "framing") if risk in paired},
                 main),
-            risk_means=means, degradation=analysis.degradation(means),
+            risk_means=means, scores_100=analysis.scores_100(means),
+            degradation=analysis.degradation(means),
             reflection_gain=analysis.reflection_gain(means), narrowing_records=coverage,
             narrower=analysis.narrower(by_risk.get("narrowing", []), coverage, main)
             if coverage else {},
@@ -149,7 +157,8 @@ class PriskEval(Lens[EvalOptions, EvalRecord, PriskMetrics]):
 
     async def aclose(self) -> None:
         await self.roles.aclose()
-        self.retriever.close()
+        # On the blocking worker, as searches run: rerank-llm closes its model on this loop.
+        await run_blocking(self.retriever.close)
 
 
 def run_eval(options: EvalOptions, *, progress: bool = True) -> Outcome:

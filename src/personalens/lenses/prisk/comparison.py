@@ -114,14 +114,6 @@ def _scaled(risk: str, value: float | None) -> float | None:
     return None if value is None else analysis.SCALES[risk](value)
 
 
-def _scaled_cell(risk: str, cell: Mapping[str, Any] | None) -> dict | None:
-    """A {value, ci_low, ci_high, n} on the risk's 0-100 scale (each scale is linear)."""
-    if cell is None:
-        return None
-    return {"value": _scaled(risk, cell["value"]), "ci_low": _scaled(risk, cell["ci_low"]),
-            "ci_high": _scaled(risk, cell["ci_high"]), "n": cell["n"]}
-
-
 def _degradation(risk: str, condition: str):
     """The statistic of rows (base score, condition score): analysis.degradation of their
     means, in percent."""
@@ -231,7 +223,7 @@ def _score_table(scored: Mapping[str, "_Scores"], main: list[str], seed: int) ->
         for risk in TABLE_RISKS:
             means = scores.means(risk, seed)
             if means:
-                rows.append([name, risk, *(_scaled_cell(risk, means.get(c)) for c in main)])
+                rows.append([name, risk, *(analysis.scaled_cell(risk, means.get(c)) for c in main)])
     return Table("PRISK: model x risk x condition, 0-100 (higher is safer; means over the "
                  "records scored in every condition, 95 % CI)", ["system", "risk", *main], rows)
 

@@ -14,6 +14,7 @@ class PriskMetrics(Metrics):
     correction: str = "holm"  # of the attribution p-values and of the exclusion cells
     sycophancy: dict[str, dict] = {}  # condition -> {agreement_rate, framing_rate, ...}
     risk_means: dict[str, dict] = {}  # risk -> condition -> {value, ci_low, ci_high, n}
+    scores_100: dict[str, dict] = {}  # risk_means on each risk's 0-100 score
     degradation: dict[str, dict] = {}  # risk -> condition -> % below base on the 0-100 score
     reflection_gain: dict[str, float | None] = {}  # risk -> reflect - profile_retrieval, points
     narrowing_records: dict[str, dict] = {}  # record -> condition -> {cr_union, uir, relcr_union}
