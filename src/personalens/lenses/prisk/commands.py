@@ -11,7 +11,8 @@ LENS = LensCommands(
                         "personalens.lenses.prisk.command:run_eval",
                         "IRP and accuracy, narrowing, sycophancy per condition, and their "
                         "attribution (LMM).",
-                        comparison="personalens.lenses.prisk.comparison:COMPARISON"),
+                        comparison="personalens.lenses.prisk.comparison:COMPARISON",
+                        dry_run="personalens.lenses.prisk.call_plan:plan_calls"),
         DeclaredCommand("build", "personalens.lenses.prisk.options:BuildOptions",
                         "personalens.lenses.prisk.build:run_build",
                         "Build PRISK records: profiles, attribute conversations, checked decoys "

@@ -42,9 +42,28 @@ from personalens.models.rubric_judge import judge_criterion
 from personalens.runs import RecordedFailure
 from personalens.runs.settled import gather_settled
 
+ROUTER_TOKENS = 60  # {"decision": "no_retrieval"} with room to spare
+
 
 class Router(pydantic.BaseModel):
     decision: Literal["retrieval", "no_retrieval"]
+
+
+def routes(conditions: list[Condition], profile: bool) -> bool:
+    """Whether the router decides for the conditions with (or without) the profile: some
+    memory condition of the run follows it (the k-sweep retrieves without it)."""
+    return any(c.memory and c.forced_k is None and c.profile == profile for c in conditions)
+
+
+def depth(condition: Condition, decision: str | None, k: int) -> int:
+    """How many memories `condition` retrieves: the sweep's own depth, `k` for a memory
+    condition the router sent to retrieval, else none."""
+    return condition.forced_k or (condition.memory and decision == "retrieval" and k) or 0
+
+
+def invertible(record: PriskRecord) -> bool:
+    """Whether the record's stated preference has sides to swap (the inversion's answer)."""
+    return _inverted(record) is not None
 
 
 class Evaluation:
@@ -93,15 +112,14 @@ class Evaluation:
     async def _route(self, record: PriskRecord, *, profile: bool) -> str | None:
         """The router's decision for the routed conditions with (or without) the profile;
         None when the run has none."""
-        if not any(c.memory and c.forced_k is None and c.profile == profile
-                   for c in self.conditions):
+        if not routes(self.conditions, profile):
             return None
 
         async def ask() -> str:
             # Invalid output is asked again, then recorded; never guessed.
             value, _ = await ask_structured(
                 self.roles["target"], prompts.router_messages(record, profile), Router,
-                lambda: obj({"decision": enum(("retrieval", "no_retrieval"))}), 60,
+                lambda: obj({"decision": enum(("retrieval", "no_retrieval"))}), ROUTER_TOKENS,
                 regenerations=self.options.attempts - 1, temperature=self.options.temperature,
                 seed=0)
             return value.decision
@@ -112,7 +130,7 @@ class Evaluation:
     async def _answer(self, record: PriskRecord, condition: Condition, decision: str | None,
                       into: dict[str, Answer]) -> None:
         # The k-sweep retrieves without the router; the memory conditions when it says so.
-        k = condition.forced_k or (condition.memory and decision == "retrieval" and self.options.k)
+        k = depth(condition, decision, self.options.k)
         text = prompts.search_text(record, condition.profile)
         memories = await self.memory.search(record, text, k) if k else []
         messages = prompts.answer_messages(record, condition.profile, memories)

@@ -103,6 +103,7 @@ TOPICS = 8  # options listed per response
 TOPIC_CHARS = 60
 LABEL_CHARS = 40
 REASON_CHARS = 160
+VERDICT_TOKENS = 600  # max_tokens of a structured verdict from a judge that is not constrained
 
 
 async def _structured(judge: ChatModel, system: str, user: str, schema, *, tight,
@@ -117,7 +118,8 @@ async def _structured(judge: ChatModel, system: str, user: str, schema, *, tight
         # each time, since the same request would replay the same reply.
         try:
             value, completion = await ask_structured(judge, chat(system, user), schema, tight,
-                                                     600, temperature=temperature, seed=attempt)
+                                                     VERDICT_TOKENS, temperature=temperature,
+                                                     seed=attempt)
         except ModelCallFailed as exc:
             if exc.kind != "invalid_structured_output":
                 raise
