@@ -76,7 +76,8 @@ def print_plan(plan, options) -> None:
     models = getattr(options, "models", None)
     if models is not None:
         resolved = models.resolved(getattr(type(options), "roles", ()))
-        plan.specs = {role: s.spec for role, s in resolved.items() if role in plan.roles}
+        plan.specs = {**{role: s.spec for role, s in resolved.items() if role in plan.roles},
+                      **plan.specs}  # a plan may name its own (several judges)
     for line in plan.lines(models.prices if models is not None else {}):
         typer.echo(line)
 

@@ -8,7 +8,7 @@ and judge(s) (`--judge`, or `--judges A,B`); each defaults to the target's endpo
 from dataclasses import asdict
 
 from personalens.lenses.prefdisco.analysis import summarise
-from personalens.lenses.prefdisco.evaluation import Evaluation, Item
+from personalens.lenses.prefdisco.evaluation import Evaluation, Item, plan_items
 from personalens.lenses.prefdisco.metrics import PrefdiscoMetrics
 from personalens.lenses.prefdisco.options import EvalOptions
 from personalens.lenses.prefdisco.records import PrefdiscoRecord
@@ -75,8 +75,7 @@ class PrefdiscoEval(Lens[EvalOptions, PrefdiscoRecord, PrefdiscoMetrics]):
                                      [j["judge"] for j in self.judges], context.steps)
 
     def plan(self) -> list[Item]:
-        return [Item(instance, condition) for instance in self.dataset.instances
-                for condition in self.options.all_conditions]
+        return plan_items(self.dataset.instances, self.options.all_conditions)
 
     async def run_item(self, item: Item) -> PrefdiscoRecord:
         return await self.evaluation.record(item)

@@ -11,7 +11,8 @@ LENS = LensCommands(
                         "personalens.lenses.prefdisco.command:run_eval",
                         "PrefAlign, accuracy and NormAlign under baseline, discovery and oracle "
                         "conditions.",
-                        comparison="personalens.lenses.prefdisco.comparison:COMPARISON"),
+                        comparison="personalens.lenses.prefdisco.comparison:COMPARISON",
+                        dry_run="personalens.lenses.prefdisco.call_plan:plan_calls"),
         DeclaredCommand("build", "personalens.lenses.prefdisco.options:BuildOptions",
                         "personalens.lenses.prefdisco.build:run_build",
                         "Build a prefq-bench dataset: personas, sparse preferences, rubrics, in "

@@ -23,8 +23,9 @@ from personalens.lenses.prefdisco import protocol, release_protocol, scoring, tu
 from personalens.lenses.prefdisco.answer_check import grade
 from personalens.lenses.prefdisco.options import EvalOptions
 from personalens.lenses.prefdisco.preference_reveal import revealed
+from personalens.lenses.prefdisco.problems import Problem
 from personalens.lenses.prefdisco.records import PrefdiscoRecord
-from personalens.lenses.prefdisco.release_format import Instance
+from personalens.lenses.prefdisco.release_format import Criterion, Instance
 from personalens.lenses.prefdisco.reply_budget import TEMPLATE_TOKENS, reply_tokens
 from personalens.lenses.prefdisco.simulated_user import user_instructions
 from personalens.models import ChatModel, complete_structured, schema_bounded
@@ -47,9 +48,18 @@ class Item:
         return f"{self.instance.key}/{self.condition}"
 
 
+def plan_items(instances: list[Instance], conditions: list[str]) -> list[Item]:
+    """The run's items: every instance under every condition, instance by instance."""
+    return [Item(instance, condition) for instance in instances for condition in conditions]
+
+
+# A local judge decodes under the schema: bounded, its justification cannot run on.
+OPEN_VERDICT_JUSTIFICATION_CHARS = 300
+
+
 class OpenVerdict(pydantic.BaseModel):
     correct: bool
-    justification: str = schema_bounded(300, default="")
+    justification: str = schema_bounded(OPEN_VERDICT_JUSTIFICATION_CHARS, default="")
 
 
 def fixed_questions(condition: str) -> int | None:
@@ -79,6 +89,28 @@ def conversation(opening: list[Message], turns: list[dict]) -> list[Message]:
         if turn.get("reply") is not None:
             messages.append({"role": "user", "content": turn["reply"]})
     return messages
+
+
+def rubric(instance: Instance, criterion: Criterion) -> RubricCriterion:
+    """What the judge is told about one criterion: its levels and this user's value for it."""
+    preference = instance.preferences[criterion.preference]
+    return RubricCriterion(criterion.preference, criterion.description, criterion.levels,
+                           str(preference.get("value")), preference.get("justification"))
+
+
+def correctness_is_judged(problem: Problem) -> bool:
+    """An open-ended gold is judged by the (first) judge; the other kinds are checked by rule."""
+    return problem.kind == "open"
+
+
+def correctness_messages(problem: Problem, response: str) -> list[Message]:
+    """The judge's request for an open-ended answer: does it reach the reference answer?"""
+    return [
+        {"role": "system", "content": "You check whether an answer reaches the reference "
+                                      'answer. Reply with JSON {"correct": true|false, '
+                                      '"justification": "..."}.'},
+        {"role": "user", "content": f"Question:\n{problem.question}\n\nReference answer:\n"
+                                    f"{problem.gold}\n\nAnswer to check:\n{response}"}]
 
 
 @dataclass
@@ -183,14 +215,10 @@ class Evaluation:
             answer_turn=options.protocol == "personalens", key=item.key, steps=self.steps)
 
     async def _judge(self, instance: Instance, response: str) -> list[dict]:
-        async def one(criterion) -> dict:
-            preference = instance.preferences[criterion.preference]
-            rubric = RubricCriterion(criterion.preference, criterion.description,
-                                     criterion.levels, str(preference.get("value")),
-                                     preference.get("justification"))
+        async def one(criterion: Criterion) -> dict:
             verdicts = await gather_settled(*[
-                judge_criterion(judge, rubric, response, mode=self.options.scoring,
-                                attempts=self.options.attempts,
+                judge_criterion(judge, rubric(instance, criterion), response,
+                                mode=self.options.scoring, attempts=self.options.attempts,
                                 temperature=self.options.judge_temperature)
                 for judge in self.judges])
             valid = [v.score for v in verdicts if v.score is not None]
@@ -206,17 +234,12 @@ class Evaluation:
 
     async def _correctness(self, instance: Instance, response: str) -> dict:
         problem = instance.problem
-        if problem.kind != "open":
+        if not correctness_is_judged(problem):
             return {**grade(response, problem.kind, problem.gold, problem.options).as_record(),
                     "judged": False}
-        verdict, _ = await complete_structured(self.judges[0], [
-            {"role": "system", "content": "You check whether an answer reaches the reference "
-                                          'answer. Reply with JSON {"correct": true|false, '
-                                          '"justification": "..."}.'},
-            {"role": "user", "content": f"Question:\n{problem.question}\n\nReference answer:\n"
-                                        f"{problem.gold}\n\nAnswer to check:\n{response}"}],
-            OpenVerdict, regenerations=self.options.attempts - 1,
-            temperature=self.options.judge_temperature)
+        verdict, _ = await complete_structured(
+            self.judges[0], correctness_messages(problem, response), OpenVerdict,
+            regenerations=self.options.attempts - 1, temperature=self.options.judge_temperature)
         return {"correct": verdict.correct, "parsed": response[-200:], "unparsed": False,
                 "judged": True, "justification": verdict.justification}
 
