@@ -69,10 +69,10 @@ def test_paired_differences_of_pqb_runs_hand_computed(two_runs, tmp_path):
     flip = _pair(comparison, "flip_rate.paper.1")
     assert flip["diff"] == pytest.approx(1 / 6) and flip["n"] == 3
     assert flip["test"] == "paired_permutation" and flip["p"] == pytest.approx(1.0)
-    # Holm over the report's 6 tests: the smallest p (0.5) times 6, capped at 1.
+    # Holm over the report's 7 tests: the smallest p (0.5) times 7, capped at 1.
     assert [p["headline"] for p in comparison["pairs"]] == [
         "flip_rate.paper.1", "flip_rate.paper.20", "hit.clean.20", "hit.typo.20",
-        "hit.drop.20", "mrr.clean"]
+        "hit.drop.1", "hit.drop.20", "mrr.clean"]
     assert hit["p_adj"] == pytest.approx(1.0)
     report = (out / "report.html").read_text()
     assert "Paired differences" in report and "Units where two systems differ most" in report

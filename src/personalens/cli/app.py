@@ -11,6 +11,7 @@ from personalens.errors import InputError
 from personalens.lenses import LENSES
 from personalens.lenses.commands import DeclaredCommand, lens_commands
 from personalens.models import ModelCallFailed
+from personalens.scorecard.command import scorecard_command
 
 app = typer.Typer(help="personalens: measure how well AI assistants understand, find, ask for "
                        "and safely use a person's private information.",
@@ -26,6 +27,7 @@ GENERATE = DeclaredCommand(
 app.command("generate")(declared(GENERATE))
 app.command()(demo_command.demo)
 app.command("compare")(compare_command)
+app.command("scorecard")(scorecard_command)
 
 
 def main() -> None:

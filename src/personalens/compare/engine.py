@@ -17,11 +17,14 @@ from personalens.stats.multiple_testing import Method
 
 def compare_runs(paths: list[Path], out: Path, *, shared_items: bool = False,
                  allow_incomplete: bool = False, correction: Method = "holm",
-                 seed: int = 0, command: str | None = None) -> dict:
+                 seed: int = 0, command: str | None = None,
+                 names: dict[Path, str] | None = None) -> dict:
     """Reads and checks every run (nothing is written if one is bad), then writes
     comparison.json and report.html into `out`; returns comparison.json's content.
-    `command`: the only lens command accepted (`pqb compare` takes pqb eval runs)."""
-    runs = load_runs(paths, shared_items=shared_items, allow_incomplete=allow_incomplete)
+    `command`: the only lens command accepted (`pqb compare` takes pqb eval runs); `names`:
+    run -> its system's name (see `load_runs`)."""
+    runs = load_runs(paths, shared_items=shared_items, allow_incomplete=allow_incomplete,
+                     names=names)
     if command is not None and runs.command != command:
         raise InputError(f"these are {runs.command!r} runs; this command compares {command!r} "
                          "runs (personalens compare reads any)")

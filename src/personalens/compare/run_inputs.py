@@ -39,7 +39,9 @@ class RunSet:
 
 
 def load_runs(paths: list[Path], *, shared_items: bool = False,
-              allow_incomplete: bool = False) -> RunSet:
+              allow_incomplete: bool = False, names: dict[Path, str] | None = None) -> RunSet:
+    """`names`: run -> the name of its one system, in place of the name the lens gives it
+    (the scorecard names systems itself: two of them may share a model or a retriever)."""
     if len(paths) < 2:
         raise InputError("compare takes at least two run directories")
     manifests = [_manifest(path) for path in paths]
@@ -54,7 +56,10 @@ def load_runs(paths: list[Path], *, shared_items: bool = False,
             raise InputError("the run is incomplete (not finished, or items failed); finish "
                              "it, or pass --allow-incomplete to compare it marked",
                              where=str(path))
-        for name, scored in _systems(comparison, records, manifest, path).items():
+        systems_of_run = _systems(comparison, records, manifest, path)
+        if names and path in names and len(systems_of_run) == 1:
+            systems_of_run = {names[path]: next(iter(systems_of_run.values()))}
+        for name, scored in systems_of_run.items():
             if name in metrics:
                 raise InputError(f"two systems are named {name!r}; compare runs of different "
                                  "systems", where=str(path))

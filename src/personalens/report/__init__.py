@@ -1,12 +1,13 @@
 """The report layer: self-contained HTML reports with tables and embedded plots."""
 
-from personalens.report.html_report import HtmlReport
+from personalens.report.html_report import HtmlReport, Link
 from personalens.report.plots import (
     bars_with_ci,
     forest_plot,
     grouped_bars,
     interaction_plot,
     line_plot,
+    panels_with_ci,
     scatter,
 )
 from personalens.report.question_browser import (
@@ -17,6 +18,6 @@ from personalens.report.question_browser import (
     first_entries,
 )
 
-__all__ = ["ENTRY_LIMIT", "BrowserEntry", "BrowserItems", "HtmlReport", "bars_with_ci",
+__all__ = ["ENTRY_LIMIT", "BrowserEntry", "BrowserItems", "HtmlReport", "Link", "bars_with_ci",
            "failure_fields", "first_entries", "forest_plot", "grouped_bars", "interaction_plot",
-           "line_plot", "scatter"]
+           "line_plot", "panels_with_ci", "scatter"]

@@ -3,6 +3,7 @@
 import base64
 import html
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from personalens.report.question_browser import (
     ENTRY_LIMIT,
@@ -19,7 +20,22 @@ code{background:#f3f3f3;padding:0 .2em}.muted{color:#777}img{max-width:100%}
 """
 
 
+@dataclass(frozen=True)
+class Link:
+    """A table cell linking to another file of the run: `href` is a relative path."""
+
+    text: str
+    href: str
+
+    def __post_init__(self) -> None:
+        if ":" in self.href.split("/", 1)[0] or self.href.startswith("/"):
+            raise ValueError(f"a report links only to relative paths (got {self.href!r})")
+
+
 def _cell(value: object) -> str:
+    if isinstance(value, Link):
+        return (f'<td><a href="{html.escape(value.href, quote=True)}">'
+                f"{html.escape(value.text)}</a></td>")
     if value is None:
         return '<td class="num muted">–</td>'
     if isinstance(value, float):

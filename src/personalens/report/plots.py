@@ -154,3 +154,30 @@ def forest_plot(rows: list[tuple[str, float | None, float | None, float | None]]
     ax.set_title(title)
     _mark_empty(ax, any(_finite(v) for _, v, _, _ in rows))
     return _png(fig)
+
+
+def panels_with_ci(panels: dict[str, dict[str, tuple[float | None, float | None, float | None]]],
+                   columns: int = 5) -> bytes:
+    """One small bar chart per panel title (a metric), a bar per label (a system) with its CI;
+    each panel keeps its own scale, so metrics of different units sit side by side."""
+    rows = max(1, -(-len(panels) // columns))
+    fig, axes = plt.subplots(rows, columns, figsize=(3.0 * columns, 2.8 * rows), squeeze=False)
+    for ax, (title, values) in zip(axes.flat, panels.items(), strict=False):
+        labels = list(values)
+        for i, label in enumerate(labels):
+            value, low, high = values[label]
+            if value is None:
+                ax.text(i, 0, "–", ha="center", va="bottom")
+                continue
+            errors = None
+            if low is not None and high is not None:
+                errors = [[max(value - low, 0.0)], [max(high - value, 0.0)]]
+            ax.bar(i, value, 0.6, yerr=errors, capsize=3, color=f"C{i % 10}")
+        ax.axhline(0, color="black", linewidth=0.6)
+        ax.set_xticks(range(len(labels)), labels, rotation=20, ha="right", fontsize=8)
+        ax.set_title(title, fontsize=9)
+        _mark_empty(ax, any(_finite(v[0]) for v in values.values()))
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    fig.tight_layout()
+    return _png(fig)

@@ -60,8 +60,9 @@ class PqbComparison(Comparison):
                                                         for r in records}, binary=True)
         out["hit.typo.20"] = Headline("Hit@20 typo", {r.key: _hit(r.rank_typo, 20)
                                                       for r in typo}, binary=True)
-        out["hit.drop.20"] = Headline("Hit@20 drop (clean - typo)", {
-            r.key: _hit(r.rank_clean, 20) - _hit(r.rank_typo, 20) for r in typo})
+        for k in HEADLINE_K:
+            out[f"hit.drop.{k}"] = Headline(f"Hit@{k} drop (clean - typo)", {
+                r.key: _hit(r.rank_clean, k) - _hit(r.rank_typo, k) for r in typo})
         out["mrr.clean"] = Headline("MRR clean", {
             r.key: 0.0 if r.rank_clean is None else 1.0 / r.rank_clean for r in records})
         return out

@@ -1,0 +1,74 @@
+"""`personalens scorecard`: several systems through the four lenses on one population.
+
+Light to import (the CLI loads it for `--help`): the lenses are imported when it runs.
+"""
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from personalens.runs.options import user_path
+
+INCOMPLETE = 3  # as a lens run that did not finish
+LENS_NAMES = "personabench,pqb,prefdisco,prisk"
+
+
+def scorecard_command(
+    system: Annotated[list[str], typer.Option(
+        help="A system: NAME=MODEL[,retriever=R][,base_url=URL] (repeat for each). Its model "
+             "answers personabench, plays the prefdisco assistant and the prisk target; its "
+             "retriever (default minilm) serves personabench, pqb and prisk's memory.")],
+    out: Annotated[Path, typer.Option(parser=user_path, help="Folder of every run, "
+                                      "scorecard.json and scorecard.html; rerunning resumes.")],
+    judge: Annotated[str, typer.Option(
+        help="The one fixed model that judges, plays PrefDisco's user and generates the data, "
+             "for every system. Default: the bundled model (offline).")] = "",
+    judge_base_url: Annotated[str | None, typer.Option(
+        help="An OpenAI-compatible server for --judge.")] = None,
+    size: Annotated[Literal["tiny", "small", "standard"], typer.Option(
+        help="tiny (minutes, the bundled model), small, standard: see "
+             "docs/compare-models.md for the items and calls of each.")] = "small",
+    population: Annotated[Path | None, typer.Option(
+        parser=user_path, help="A `personalens generate` folder to use instead of generating "
+                               "one.")] = None,
+    lenses: Annotated[str, typer.Option(help="Comma-separated lenses to run.")] = LENS_NAMES,
+    correction: Annotated[Literal["holm", "bh"], typer.Option(
+        help="Correction across the scorecard's paired tests.")] = "holm",
+    seed: Annotated[int, typer.Option(help="Seed of the paired bootstrap and tests.")] = 0,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Print the plan (runs, items, model calls per model, estimated "
+                          "tokens and cost) and call no model; nothing is written.")] = False,
+    price: Annotated[list[str] | None, typer.Option(
+        help="MODEL=IN,OUT: USD per million prompt and completion tokens of a model, for "
+             "--dry-run's cost (repeat per model).")] = None,
+) -> None:
+    """Evaluate several systems through every lens on one population, and compare them.
+
+    Generates the population (or takes --population), builds the pqb, prefdisco and prisk
+    data from it once, then runs every lens for every system into DIR/<lens>/<system>/.
+    Rerunning resumes; adding a system reuses everything already computed.
+    """
+    from personalens.scorecard.inputs import make_plan, parse_prices
+    from personalens.scorecard.runner import Incomplete, run_scorecard
+
+    plan = make_plan(system, out=out, judge=judge, judge_base_url=judge_base_url, size=size,
+                     population=population, lenses=lenses)
+    if dry_run:
+        from personalens.scorecard.dry_run import plan_lines
+
+        for line in plan_lines(plan, parse_prices(price or [])):
+            typer.echo(line)
+        return
+    try:
+        card, complete = run_scorecard(plan, correction=correction, seed=seed,
+                                       echo=lambda text: typer.echo(text, err=True))
+    except Incomplete as exc:
+        typer.echo(f"scorecard incomplete: {exc}", err=True)
+        raise typer.Exit(INCOMPLETE) from None
+    typer.echo(f"scorecard: {out / 'scorecard.html'}")
+    typer.echo(f"figures: {out / 'scorecard.json'}")
+    if not complete:
+        typer.echo("some runs did not finish (marked in the card); rerun the same command to "
+                   "resume them", err=True)
+        raise typer.Exit(INCOMPLETE)

@@ -1,0 +1,101 @@
+"""scorecard.html: a row per system, a column per headline grouped find / robust / ask / safe,
+each cell linking to its lens run's report; the pairs that differ after correction; a chart."""
+
+from personalens.report import HtmlReport, Link, panels_with_ci
+
+SIGNIFICANT = 0.05  # adjusted p below which a pair is marked as differing
+DIFFERS = "*"
+
+
+def render(card: dict) -> str:
+    report = HtmlReport(f"personalens · scorecard ({card['size']})")
+    report.paragraph(
+        f"Judge, simulated user and dataset generator: {card['judge']} (one fixed model for "
+        f"every system). Population: {card['population']}. Lenses: find = personabench, "
+        "robust = pqb, ask = prefdisco, safe = prisk. Each cell is the figure of that lens's "
+        "own metrics.json with its 95 % CI, and links to the run's report.")
+    keys = list(card["metrics"])
+    differs = _differing(card)
+    headers = ["system", "model", "retriever",
+               *(f"{card['metrics'][k]['group']} · {card['metrics'][k]['label']}"
+                 for k in keys)]
+    rows = []
+    for name, info in card["system_info"].items():
+        judged = " (self-judged)" if info["self_judged"] else ""
+        row: list[object] = [name + judged, info["model"], info["retriever"]]
+        for key in keys:
+            lens, metric = key.split(".", 1)
+            run = card["runs"][name][lens]
+            cell = card["systems"][name][lens].get(metric)
+            mark = DIFFERS if (name, key) in differs else ""
+            row.append(Link(_text(cell, run["status"]) + mark, run["report"]))
+        rows.append(row)
+    report.table(headers, rows)
+    report.paragraph(f"{DIFFERS} this system differs from another on this metric after "
+                     f"{card['correction']} correction across the scorecard's "
+                     f"{sum(len(m) for p in card['pairs'].values() for m in p.values())} paired "
+                     f"tests (adjusted p < {SIGNIFICANT}). Arrows: higher or lower is better.")
+    _pair_table(report, card)
+    _chart(report, card, keys)
+    for note in card["notes"]:
+        report.paragraph(note)
+    return report.render()
+
+
+def _text(cell: dict | None, status: str) -> str:
+    if status not in ("complete",):
+        shown = "" if cell is None else _estimate(cell) + " "
+        return f"{shown}[{status}]"
+    return "–" if cell is None else _estimate(cell)
+
+
+def _estimate(cell: dict) -> str:
+    value, low, high = cell["value"], cell["ci_low"], cell["ci_high"]
+    if value is None:
+        return "undefined"
+    ci = f" [{low:.3g}, {high:.3g}]" if low is not None and high is not None else ""
+    return f"{value:.3g}{ci}"
+
+
+def _differing(card: dict) -> set[tuple[str, str]]:
+    out = set()
+    for key, by_lens in card["pairs"].items():
+        a, b = key.split("__vs__")
+        for lens, by_metric in by_lens.items():
+            for metric, entry in by_metric.items():
+                if entry["p_adj"] is not None and entry["p_adj"] < SIGNIFICANT:
+                    out |= {(a, f"{lens}.{metric}"), (b, f"{lens}.{metric}")}
+    return out
+
+
+def _pair_table(report: HtmlReport, card: dict) -> None:
+    rows = []
+    for key, by_lens in card["pairs"].items():
+        a, b = key.split("__vs__")
+        for lens, by_metric in by_lens.items():
+            for metric, e in by_metric.items():
+                label = card["metrics"][f"{lens}.{metric}"]["label"]
+                rows.append([f"{a} - {b}", label, e["diff"], e["ci_low"], e["ci_high"], e["n"],
+                             e["test"], e["p"], e["p_adj"],
+                             Link("comparison", card["comparisons"][lens])])
+    if rows:
+        report.heading("Paired differences")
+        report.table(["pair", "metric", "difference", "CI low", "CI high", "shared units",
+                      "test", "p", f"p ({card['correction']})", "lens comparison"], rows)
+
+
+def _chart(report: HtmlReport, card: dict, keys: list[str]) -> None:
+    panels = {}
+    for key in keys:
+        lens, metric = key.split(".", 1)
+        arrow = "↑" if card["metrics"][key]["higher_is_better"] else "↓"
+        panels[f"{card['metrics'][key]['label']} {arrow}"] = {
+            name: _bar(card["systems"][name][lens].get(metric)) for name in card["systems"]}
+    report.figure(panels_with_ci(panels), "Every headline per system with its 95 % CI "
+                                          "(each panel on its metric's own scale)")
+
+
+def _bar(cell: dict | None) -> tuple[float | None, float | None, float | None]:
+    if cell is None:
+        return None, None, None
+    return cell["value"], cell["ci_low"], cell["ci_high"]

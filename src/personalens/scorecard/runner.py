@@ -1,0 +1,71 @@
+"""Running a scorecard: the population and builds once, then every lens for every system,
+with a display of lenses x systems; then scorecard.json and scorecard.html.
+
+A run that does not finish (failed items) is marked in the card and the scorecard exits 3,
+as a lens run does; rerunning the command resumes every unfinished run.
+"""
+
+import json
+from collections.abc import Callable
+
+from personalens.errors import InputError
+from personalens.lenses.commands import resolve
+from personalens.runs import write_atomic
+from personalens.scorecard.card import build_card
+from personalens.scorecard.page import render
+from personalens.scorecard.stages import GROUPS, Plan
+from personalens.stats.multiple_testing import Method
+
+Echo = Callable[[str], None]
+
+
+def run_scorecard(plan: Plan, *, correction: Method = "holm", seed: int = 0,
+                  echo: Echo = print, progress: bool = True) -> tuple[dict, bool]:
+    """Runs (or resumes) every stage, then writes the card; (card, every run complete)."""
+    for stage in plan.preparation():
+        echo(f"scorecard: {stage.label} -> {stage.out}")
+        try:
+            outcome = resolve(stage.command.run)(stage.options, progress=progress)
+        except InputError as exc:  # found only once the stage's input exists
+            raise InputError(f"{stage.label}: {exc}") from None
+        if not outcome.complete:
+            raise Incomplete(f"{stage.label} did not finish ({stage.out}); rerun the same "
+                             "command to resume it")
+    statuses: dict[tuple[str, str], str] = {}
+    notes: list[str] = []
+    stages = plan.evaluations()
+    for done, stage in enumerate(stages):
+        key = stage.lens, stage.system.name
+        statuses[key] = "running"
+        echo(grid(plan, statuses, done, len(stages)))
+        try:
+            outcome = resolve(stage.command.run)(stage.options, progress=progress)
+        except InputError as exc:  # e.g. a build that made no item: the lens has no data
+            statuses[key] = "not run"
+            notes.append(f"{stage.label}: not run: {exc}")
+            echo(f"scorecard: {notes[-1]}")
+            continue
+        statuses[key] = "complete" if outcome.complete else "incomplete"
+    echo(grid(plan, statuses, len(stages), len(stages)))
+    card = build_card(plan, statuses, correction=correction, seed=seed)
+    card["notes"] = notes + card["notes"]
+    plan.out.mkdir(parents=True, exist_ok=True)
+    write_atomic(plan.out / "scorecard.json", json.dumps(card, indent=1))
+    write_atomic(plan.out / "scorecard.html", render(card))
+    return card, all(s in ("complete", "not run") for s in statuses.values())
+
+
+class Incomplete(Exception):
+    """A shared run (the population, a build) did not finish: nothing after it can run."""
+
+
+def grid(plan: Plan, statuses: dict[tuple[str, str], str], done: int, total: int) -> str:
+    """The display: a row per system, a column per lens, each run's status."""
+    width = max(len(s.name) for s in plan.systems) + 2
+    head = "".join(f"{GROUPS[lens]:>12}" for lens in plan.lenses)
+    lines = [f"scorecard: {done} of {total} runs done", " " * width + head]
+    for system in plan.systems:
+        cells = "".join(f"{statuses.get((lens, system.name), '·'):>12}"
+                        for lens in plan.lenses)
+        lines.append(f"{system.name:<{width}}{cells}")
+    return "\n".join(lines)

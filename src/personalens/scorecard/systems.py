@@ -1,0 +1,60 @@
+"""The systems a scorecard compares: `NAME=MODEL[,retriever=R][,base_url=URL]`."""
+
+import re
+from dataclasses import dataclass
+
+from personalens.errors import InputError
+from personalens.models.settings import ModelSettings
+
+DEFAULT_RETRIEVER = "minilm"
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # it names a folder: DIR/<lens>/<name>
+KEYS = ("retriever", "base_url")
+
+
+@dataclass(frozen=True)
+class System:
+    name: str
+    model: str  # answers personabench, plays the prefdisco assistant and the prisk target
+    retriever: str = DEFAULT_RETRIEVER  # serves personabench, pqb and prisk's memory
+    base_url: str | None = None  # an OpenAI-compatible server for the model
+
+    @property
+    def settings(self) -> ModelSettings:
+        return ModelSettings(spec=self.model, base_url=self.base_url)
+
+
+def parse_system(text: str) -> System:
+    """"small=local/smollm2-135m,retriever=bm25" -> System; one line naming what is wrong."""
+    name, equals, rest = text.partition("=")
+    shape = f"--system {text!r}: expected NAME=MODEL[,retriever=R][,base_url=URL]"
+    if not equals or not rest:
+        raise InputError(shape)
+    if not NAME.fullmatch(name):
+        raise InputError(f"--system {text!r}: the name {name!r} must be letters, digits, '.', "
+                         "'_' or '-' (it names the system's run folders)")
+    model, *options = rest.split(",")
+    values: dict[str, str] = {}
+    for option in options:
+        key, equals, value = option.partition("=")
+        if key not in KEYS or not equals or not value:
+            raise InputError(f"{shape} (got {option!r}; keys: {', '.join(KEYS)})")
+        values[key] = value
+    if not model:
+        raise InputError(shape)
+    system = System(name, model, **values)
+    system.settings.validate_spec()
+    return system
+
+
+def parse_systems(texts: list[str]) -> list[System]:
+    """Every --system, checked: at least one, and no two of one name."""
+    if not texts:
+        raise InputError("give at least one --system NAME=MODEL")
+    systems = [parse_system(text) for text in texts]
+    seen: set[str] = set()
+    for system in systems:
+        if system.name in seen:
+            raise InputError(f"two systems are named {system.name!r}; give each --system its "
+                             "own name")
+        seen.add(system.name)
+    return systems
