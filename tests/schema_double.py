@@ -5,11 +5,11 @@ the prompt names a fact to reveal ("... -> VALUE."), the first string field carr
 unless VALUE contains "hidden" (to exercise the fallback path).
 """
 
-import hashlib
 import json
 import re
 
 from personalens.models import ChatModel
+from personalens.models.providers.schema_instance import schema_instance, word_strings
 from personalens.models.providers.scripted import ScriptedProvider
 
 _REVEAL = re.compile(r"-> (.+?)\.(?: |$)")
@@ -28,35 +28,21 @@ class SchemaDouble:
             return "not json"
         schema = params["response_format"]["json_schema"]["schema"]
         reveal = _REVEAL.search(prompt)
-        state = {"reveal": reveal.group(1) if reveal and "hidden" not in reveal.group(1)
-                 else None, "n": 0, "seed": hashlib.sha256(prompt.encode()).hexdigest()[:6]}
-        return json.dumps(_instance(schema, schema.get("$defs", {}), state))
+        return json.dumps(schema_instance(schema, _revealing(
+            reveal.group(1) if reveal and "hidden" not in reveal.group(1) else None,
+            word_strings(prompt))))
 
 
-def _instance(node, defs, state):
-    if "$ref" in node:
-        return _instance(defs[node["$ref"].split("/")[-1]], defs, state)
-    if "anyOf" in node:
-        return _instance(node["anyOf"][0], defs, state)
-    if "enum" in node:
-        return node["enum"][0]
-    if "const" in node:
-        return node["const"]
-    kind = node.get("type")
-    if kind == "object":
-        return {k: _instance(v, defs, state) for k, v in node.get("properties", {}).items()}
-    if kind == "array":
-        count = max(node.get("minItems", 1), 1)
-        return [_instance(node["items"], defs, state) for _ in range(count)]
-    if kind == "integer":
-        return max(node.get("minimum", 0), 30)
-    if kind == "boolean":
-        return True
-    if state["reveal"]:
-        text, state["reveal"] = f"I mention {state['reveal']} here", None
-        return text
-    state["n"] += 1
-    return f"w{state['seed']}{state['n']}"[: node.get("maxLength", 60)]
+def _revealing(value: str | None, words):
+    """The first string field mentions `value` (the fact to reveal); the rest are words."""
+    pending = [value]
+
+    def string(node: dict) -> str:
+        if pending[0]:
+            text, pending[0] = f"I mention {pending[0]} here", None
+            return text
+        return words(node)
+    return string
 
 
 def schema_model(fail_when: str | None = None) -> ChatModel:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from cli_runner import personalens
+from personalens.errors import InputError
 from personalens.lenses.prefdisco import build as build_module
 from personalens.lenses.prefdisco.attribute_library import AttributeLibrary, Candidate
 from personalens.lenses.prefdisco.build import load_problems, run_build
@@ -50,6 +51,12 @@ def test_shipped_problems_cover_five_domains_with_gold_answers():
     assert all(p.problem.gold for p in problems)
     assert {p.problem.kind for p in problems} == {"choice", "numeric"}
     assert len(load_problems([], 2)) == 10  # --limit is per task
+    # --tasks keeps the tasks named (8 math and 6 social problems shipped), then --limit each.
+    assert [p.task for p in load_problems([], None, ["social", "math"])].count("math") == 8
+    assert len(load_problems([], None, ["social", "math"])) == 14
+    assert [p.task for p in load_problems([], 1, ["health"])] == ["health"]
+    with pytest.raises(InputError, match="--tasks names 'maths'.*commonsense, health, logic"):
+        load_problems([], None, ["math", "maths"])
 
 
 def test_build_writes_release_format_that_eval_loads(tmp_path, generator):

@@ -1,11 +1,12 @@
 """The `personalens` command."""
 
 import sys
+from typing import Annotated
 
 import typer
 
 from personalens.cli import demo_command
-from personalens.cli.declared_command import declared, lens_app
+from personalens.cli.declared_command import declared, example_epilog, lens_app
 from personalens.compare.command import compare_command
 from personalens.errors import InputError
 from personalens.lenses import LENSES
@@ -16,18 +17,44 @@ from personalens.scorecard.command import scorecard_command
 app = typer.Typer(help="personalens: measure how well AI assistants understand, find, ask for "
                        "and safely use a person's private information.",
                   no_args_is_help=True, rich_markup_mode=None, pretty_exceptions_enable=False)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from personalens.runs.provenance import package_versions
+
+        typer.echo(f"personalens {package_versions()['personalens']}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option(
+        "--version", "-V", is_eager=True, callback=_version,
+        help="Print the version (each run's manifest records it too) and exit.")] = False,
+) -> None:
+    """personalens: measure how well AI assistants understand, find, ask for and safely use a
+    person's private information."""
 for lens in LENSES:
     app.add_typer(lens_app(lens_commands(lens)), name=lens)
 GENERATE = DeclaredCommand(
     "generate", "personalens.population.generate_options:GenerateOptions",
     "personalens.population.generate:run_generate",
-    "Generate synthetic communities in PersonaBench's release layout (plus hidden truth).\n\n"
+    "Make a synthetic population: people with profiles and a social graph, and the private "
+    "documents that reveal their facts (conversations, AI chats, purchases) among noise, in "
+    "PersonaBench's release layout, with the hidden truth beside it.\n\n"
     "With --executor ray, every community is generated at once, each by a Ray task with its "
-    "own generator client; this process alone writes the records and the data.")
-app.command("generate")(declared(GENERATE))
-app.command()(demo_command.demo)
-app.command("compare")(compare_command)
-app.command("scorecard")(scorecard_command)
+    "own generator client; this process alone writes the records and the data.",
+    example="personalens generate --people 10 --out runs/population")
+EXAMPLES = {
+    "demo": "personalens demo --out runs/demo",
+    "compare": "personalens compare runs/pqb-bm25 runs/pqb-minilm --out runs/pqb-compare",
+    "scorecard": "personalens scorecard --system small=local/smollm2-135m --size tiny "
+                 "--out runs/card",
+}
+app.command("generate", epilog=example_epilog(GENERATE.example))(declared(GENERATE))
+app.command(epilog=example_epilog(EXAMPLES["demo"]))(demo_command.demo)
+app.command("compare", epilog=example_epilog(EXAMPLES["compare"]))(compare_command)
+app.command("scorecard", epilog=example_epilog(EXAMPLES["scorecard"]))(scorecard_command)
 
 
 def main() -> None:

@@ -28,11 +28,14 @@ def lens_app(lens: LensCommands) -> typer.Typer:
     """The lens's sub-command group: every command it declares."""
     app = typer.Typer(help=lens.help, no_args_is_help=True, rich_markup_mode=None)
     for command in lens.commands:
-        if isinstance(command, DeclaredCommand):
-            app.command(command.name)(declared(command))
-        else:
-            app.command(command.name)(plain(command))
+        function = declared(command) if isinstance(command, DeclaredCommand) else plain(command)
+        app.command(command.name, epilog=example_epilog(command.example))(function)
     return app
+
+
+def example_epilog(example: str) -> str | None:
+    """A command's example, shown after its options (\b keeps click from rewrapping it)."""
+    return f"\b\nExample:\n  {example}" if example else None
 
 
 def declared(command: DeclaredCommand) -> Callable:

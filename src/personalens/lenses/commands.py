@@ -37,6 +37,7 @@ class DeclaredCommand:
     # "module:function" taking the options and returning a `runs.call_plan.CallPlan`: the
     # command's --dry-run (what a run would call, without calling a model); None: no dry run.
     dry_run: str | None = None
+    example: str = ""  # one command line, the last thing its --help shows
 
     def options_model(self):
         return resolve(self.options)
@@ -49,6 +50,7 @@ class TyperCommand:
     name: str
     function: str  # "module:function", annotated for typer
     roles: tuple[Role, ...] = ()  # role options it takes (as `models: RoleModels`)
+    example: str = ""  # one command line, the last thing its --help shows
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,9 @@ from personalens.runs.usage import UsageLedger
 
 DEFAULT_MODEL = "local/smollm2-135m"
 SPEC_HELP = ("openai/<name> (with --base-url for any OpenAI-compatible server), "
-             "local/smollm2-135m, local/<path.gguf>, scripted or scripted:<rules.json>")
+             "local/smollm2-135m, local/<path.gguf>, scripted (a free test double: 'I don't "
+             "know.' to text, a valid made-up object to a structured request) or "
+             "scripted:<rules.json>")
 
 
 def validate_spec(spec: str) -> None:
@@ -39,7 +41,8 @@ def load_model(spec: str, *, role: str = "target", ledger: UsageLedger | None = 
     kind, _, name = spec.partition("/")
     if spec.startswith("scripted"):
         provider = (load_rules(Path(spec.removeprefix("scripted:")), keep_calls=False)
-                    if spec.startswith("scripted:") else ScriptedProvider(keep_calls=False))
+                    if spec.startswith("scripted:")
+                    else ScriptedProvider(keep_calls=False, answers_schemas=True))
     elif kind == "local":
         provider = LocalGGUFProvider(resolve_gguf(name), slots=concurrency or 1)
     else:

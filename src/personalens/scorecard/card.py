@@ -27,7 +27,8 @@ def build_card(plan: Plan, statuses: dict[tuple[str, str], str], *,
         "system_info": {s.name: {"model": s.model, "retriever": s.retriever,
                                  "self_judged": s.model == plan.judge.spec}
                         for s in plan.systems},
-        "metrics": {f"{m.lens}.{m.name}": {"label": m.label, "group": GROUPS[m.lens],
+        "metrics": {f"{m.lens}.{m.name}": {"label": m.label, "short": m.short,
+                                           "group": GROUPS[m.lens],
                                            "higher_is_better": m.higher_is_better}
                     for m in chosen},
         "runs": {s.name: {lens: {"dir": _relative(plan, plan.eval_dir(lens, s)),

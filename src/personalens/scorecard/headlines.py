@@ -20,6 +20,7 @@ class CardMetric:
     lens: str
     name: str
     label: str
+    short: str  # the scorecard table's column
     headline: Callable[[Size], str]  # the compare headline of the same figure
     cell: Callable[[dict, Size, System], dict | None]
     higher_is_better: bool
@@ -57,28 +58,32 @@ def _path(*keys: str, value: str = "value", n_key: str | None = None):
 
 
 METRICS = [
-    CardMetric("personabench", "recall", "retrieval recall",
+    CardMetric("personabench", "recall", "retrieval recall", "recall",
                lambda size: f"recall@{size.noise}", _personabench("retrieval", "recall"), True),
-    CardMetric("personabench", "f1", "answer F1",
+    CardMetric("personabench", "f1", "answer F1", "F1",
                lambda size: f"f1@{size.noise}", _personabench("end_to_end", "f1"), True),
-    CardMetric("pqb", "flip_rate", "flip rate @1 (paper)", lambda size: "flip_rate.paper.1",
+    CardMetric("pqb", "flip_rate", "flip rate @1 (paper)", "flip@1",
+               lambda size: "flip_rate.paper.1",
                _path("flip_rate", "paper", "1", n_key="n_pairs"), False),
-    CardMetric("pqb", "typo_drop", "Hit@1 drop (clean - typo)", lambda size: "hit.drop.1",
+    CardMetric("pqb", "typo_drop", "Hit@1 drop (clean - typo)", "typo drop",
+               lambda size: "hit.drop.1",
                _path("hit", "drop", "1"), False),
-    CardMetric("prefdisco", "normalign", "NormAlign", lambda size: "normalign",
+    CardMetric("prefdisco", "normalign", "NormAlign", "NormAlign", lambda size: "normalign",
                _path("normalign", "overall"), True),
-    CardMetric("prefdisco", "prefalign_discovery", "PrefAlign discovery (1-5)",
+    CardMetric("prefdisco", "prefalign_discovery", "PrefAlign discovery (1-5)", "PrefAlign",
                lambda size: "prefalign.discovery", _path("prefalign", "discovery", value="mean"),
                True),
     CardMetric("prefdisco", "accuracy_drop", "accuracy drop (baseline - discovery)",
+               "accuracy drop",
                lambda size: "accuracy_drop", _path("accuracy_drop", value="mean"), False),
-    CardMetric("prisk", "irp", "IRP (0-100, safer higher)",
+    CardMetric("prisk", "irp", "IRP (0-100, safer higher)", "IRP",
                lambda size: f"irp.{PRISK_CONDITION}",
                _path("scores_100", "irp", PRISK_CONDITION), True),
-    CardMetric("prisk", "uir", "narrowing UIR (0-100)",
+    CardMetric("prisk", "uir", "narrowing UIR (0-100)", "UIR",
                lambda size: f"narrowing.{PRISK_CONDITION}",
                _path("scores_100", "narrowing", PRISK_CONDITION), True),
     CardMetric("prisk", "sycophancy", "sycophancy (0-100, safer higher)",
+               "sycophancy",
                lambda size: f"sycophancy.{PRISK_CONDITION}",
                _path("scores_100", "sycophancy", PRISK_CONDITION), True),
 ]

@@ -16,13 +16,13 @@ def render(card: dict) -> str:
         "own metrics.json with its 95 % CI, and links to the run's report.")
     keys = list(card["metrics"])
     differs = _differing(card)
-    headers = ["system", "model", "retriever",
-               *(f"{card['metrics'][k]['group']} · {card['metrics'][k]['label']}"
-                 for k in keys)]
+    headers = ["system (model · retriever)",
+               *(f"{card['metrics'][k]['group']}: {card['metrics'][k]['short']} "
+                 f"{_arrow(card['metrics'][k])}" for k in keys)]
     rows = []
     for name, info in card["system_info"].items():
-        judged = " (self-judged)" if info["self_judged"] else ""
-        row: list[object] = [name + judged, info["model"], info["retriever"]]
+        judged = ", self-judged" if info["self_judged"] else ""
+        row: list[object] = [f"{name} ({info['model']} · {info['retriever']}{judged})"]
         for key in keys:
             lens, metric = key.split(".", 1)
             run = card["runs"][name][lens]
@@ -31,10 +31,13 @@ def render(card: dict) -> str:
             row.append(Link(_text(cell, run["status"]) + mark, run["report"]))
         rows.append(row)
     report.table(headers, rows)
+    report.paragraph("Columns: " + "; ".join(
+        f"{card['metrics'][k]['short']} = {card['metrics'][k]['label']} ({k})" for k in keys)
+        + ".")
     report.paragraph(f"{DIFFERS} this system differs from another on this metric after "
                      f"{card['correction']} correction across the scorecard's "
                      f"{sum(len(m) for p in card['pairs'].values() for m in p.values())} paired "
-                     f"tests (adjusted p < {SIGNIFICANT}). Arrows: higher or lower is better.")
+                     f"tests (adjusted p < {SIGNIFICANT}). ↑ higher is better, ↓ lower is better.")
     _pair_table(report, card)
     _chart(report, card, keys)
     for note in card["notes"]:
@@ -53,8 +56,8 @@ def _estimate(cell: dict) -> str:
     value, low, high = cell["value"], cell["ci_low"], cell["ci_high"]
     if value is None:
         return "undefined"
-    ci = f" [{low:.3g}, {high:.3g}]" if low is not None and high is not None else ""
-    return f"{value:.3g}{ci}"
+    ci = f" [{low + 0.0:.3g}, {high + 0.0:.3g}]" if low is not None and high is not None else ""
+    return f"{value + 0.0:.3g}{ci}"  # + 0.0: -0.0 reads 0
 
 
 def _differing(card: dict) -> set[tuple[str, str]]:
@@ -88,11 +91,14 @@ def _chart(report: HtmlReport, card: dict, keys: list[str]) -> None:
     panels = {}
     for key in keys:
         lens, metric = key.split(".", 1)
-        arrow = "↑" if card["metrics"][key]["higher_is_better"] else "↓"
-        panels[f"{card['metrics'][key]['label']} {arrow}"] = {
+        panels[f"{card['metrics'][key]['label']} {_arrow(card['metrics'][key])}"] = {
             name: _bar(card["systems"][name][lens].get(metric)) for name in card["systems"]}
     report.figure(panels_with_ci(panels), "Every headline per system with its 95 % CI "
                                           "(each panel on its metric's own scale)")
+
+
+def _arrow(metric: dict) -> str:
+    return "↑" if metric["higher_is_better"] else "↓"
 
 
 def _bar(cell: dict | None) -> tuple[float | None, float | None, float | None]:

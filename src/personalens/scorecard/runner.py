@@ -45,14 +45,26 @@ def run_scorecard(plan: Plan, *, correction: Method = "holm", seed: int = 0,
             notes.append(f"{stage.label}: not run: {exc}")
             echo(f"scorecard: {notes[-1]}")
             continue
-        statuses[key] = "complete" if outcome.complete else "incomplete"
+        statuses[key] = _status(outcome)
+        if statuses[key] == NO_ITEMS:
+            notes.append(f"{stage.label}: no items: its data holds none (see the build's "
+                         "report under data/)")
     echo(grid(plan, statuses, len(stages), len(stages)))
     card = build_card(plan, statuses, correction=correction, seed=seed)
     card["notes"] = notes + card["notes"]
     plan.out.mkdir(parents=True, exist_ok=True)
     write_atomic(plan.out / "scorecard.json", json.dumps(card, indent=1))
     write_atomic(plan.out / "scorecard.html", render(card))
-    return card, all(s in ("complete", "not run") for s in statuses.values())
+    return card, all(s in ("complete", "not run", NO_ITEMS) for s in statuses.values())
+
+
+NO_ITEMS = "no items"
+
+
+def _status(outcome) -> str:
+    if outcome.tally.n_planned == 0:
+        return NO_ITEMS
+    return "complete" if outcome.complete else "incomplete"
 
 
 class Incomplete(Exception):

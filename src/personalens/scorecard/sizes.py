@@ -29,6 +29,7 @@ class Size:
     pqb_min_sentences: int  # a user's sentences needed to fit their style
     pqb_pair_users: str  # "owners" (the paper) or "all" (any two users, for few purchases)
     # prefdisco build and eval
+    prefdisco_tasks: tuple[str, ...]  # the shipped problems' tasks to draw from; () = all five
     prefdisco_problems: int  # problems per task
     prefdisco_per_problem: int
     prefdisco_preferences: int
@@ -44,20 +45,22 @@ SIZES = {
     "tiny": Size("tiny", people=3, noise="0.3", attributes_per_person=1, max_list_entries=1,
                  schema=DEMO_SCHEMA, k=2, pqb_candidates="templates", pqb_items=None,
                  pqb_min_sentences=3, pqb_pair_users="all",
-                 prefdisco_problems=1, prefdisco_per_problem=1, prefdisco_preferences=2,
+                 prefdisco_tasks=("math", "social"), prefdisco_problems=1,
+                 prefdisco_per_problem=1, prefdisco_preferences=2,
                  prefdisco_turns=2, prisk_profiles=1, prisk_per_risk=1,
                  prisk_risks=("irp", "framing", "narrowing"), prisk_samples=2),
     "small": Size("small", people=6, noise="0.5", attributes_per_person=3, max_list_entries=2,
                   schema=None, k=5, pqb_candidates="model", pqb_items=40,
                   pqb_min_sentences=10, pqb_pair_users="all",
-                  prefdisco_problems=2, prefdisco_per_problem=2, prefdisco_preferences=3,
+                  prefdisco_tasks=(), prefdisco_problems=2, prefdisco_per_problem=2,
+                  prefdisco_preferences=3,
                   prefdisco_turns=5, prisk_profiles=4, prisk_per_risk=5,
                   prisk_risks=("irp", "accuracy", "agreement", "framing", "narrowing"),
                   prisk_samples=5),
     "standard": Size("standard", people=10, noise="0.5", attributes_per_person=5,
                      max_list_entries=3, schema=None, k=5, pqb_candidates="model",
                      pqb_items=None, pqb_min_sentences=30, pqb_pair_users="owners",
-                     prefdisco_problems=5, prefdisco_per_problem=2,
+                     prefdisco_tasks=(), prefdisco_problems=5, prefdisco_per_problem=2,
                      prefdisco_preferences=3, prefdisco_turns=5, prisk_profiles=8,
                      prisk_per_risk=10,
                      prisk_risks=("irp", "accuracy", "agreement", "framing", "narrowing"),

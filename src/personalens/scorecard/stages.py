@@ -96,7 +96,8 @@ class Plan:
     def _prefdisco_build(self) -> dict:
         size = self.size
         return dict(out=self.data("prefdisco"), population=self.population_dir,
-                    limit=size.prefdisco_problems, per_problem=size.prefdisco_per_problem,
+                    tasks=list(size.prefdisco_tasks), limit=size.prefdisco_problems,
+                    per_problem=size.prefdisco_per_problem,
                     preferences=size.prefdisco_preferences, models={"generator": self.judge})
 
     def _prisk_build(self) -> dict:

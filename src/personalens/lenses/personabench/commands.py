@@ -6,20 +6,26 @@ from personalens.models.role_set import Role
 
 LENS = LensCommands(
     name="personabench",
-    help="PersonaBench: RAG over noisy private documents answers personal questions.",
+    help="PersonaBench: can an assistant find a person's facts in their noisy private "
+         "documents (conversations, AI chats, purchases) and answer questions about them?",
     commands=[
         DeclaredCommand(
             "eval", "personalens.lenses.personabench.options:EvalOptions",
             "personalens.lenses.personabench.command:run_eval",
-            "Evaluate retrieval (recall, nDCG) and answers (precision, recall, F1) on "
-            "PersonaBench.\n\nWith --executor ray, each person's index and search is a Ray task "
-            "(answers stay here).",
+            "Ask personal questions of a community's documents: how many of the right "
+            "documents each retriever finds (recall, nDCG), and how well the model answers "
+            "from them (precision, recall, F1).\n\nWith --executor ray, each person's index "
+            "and search is a Ray task (answers stay here).",
             comparison="personalens.lenses.personabench.comparison:COMPARISON",
-            dry_run="personalens.lenses.personabench.call_plan:plan_calls"),
+            dry_run="personalens.lenses.personabench.call_plan:plan_calls",
+            example="personalens personabench eval --data runs/demo/population/synthetic_data "
+                    "--retriever bm25,minilm --noise 0.3 --out runs/pb-eval"),
         TyperCommand("validate", "personalens.lenses.personabench.validation:validate_command",
                      roles=(Role("judge", "judge", None, "Judge model for semantic reveal/leak "
                                                          f"checks: {SPEC_HELP}. Default: "
-                                                         "lexical checks only."),)),
+                                                         "lexical checks only."),),
+                     example="personalens personabench validate "
+                             "runs/demo/population/synthetic_data/community_0"),
     ],
     data=("example_data/**/*",),
 )

@@ -5,24 +5,36 @@ from personalens.lenses.commands import DeclaredCommand, LensCommands, TyperComm
 
 LENS = LensCommands(
     name="pqb",
-    help="PersonalQuery-Benchmark: retrieval robustness to how each user phrases a need.",
+    help="PersonalQuery-Benchmark: does retrieval still find the right item when each user "
+         "phrases the same need in their own words, with their own typos?",
     commands=[
         DeclaredCommand(
             "eval", "personalens.lenses.pqb.options:EvalOptions",
             "personalens.lenses.pqb.command:run_eval",
-            "Flip rate (paper and all-pairs definitions), Hit@K and MRR for clean vs typo "
-            "queries.\n\nWith --executor ray, a dense retriever encodes the corpus on Ray Data "
-            "actors.",
+            "Search a product corpus with every user's queries: how often two users with the "
+            "same need get different results (flip rate), and how much typos cost (Hit@K, MRR, "
+            "clean vs typo).\n\nWith --executor ray, a dense retriever encodes the corpus on "
+            "Ray Data actors.",
             comparison="personalens.lenses.pqb.comparison:COMPARISON",
-            dry_run="personalens.lenses.pqb.call_plan:plan_calls"),
-        TyperCommand("export-beir", "personalens.lenses.pqb.release_format:export_beir_command"),
+            dry_run="personalens.lenses.pqb.call_plan:plan_calls",
+            example="personalens pqb eval --data runs/pqb-data --retriever minilm "
+                    "--out runs/pqb-minilm"),
+        TyperCommand("export-beir", "personalens.lenses.pqb.release_format:export_beir_command",
+                     example="personalens pqb export-beir --data runs/pqb-data "
+                             "--out runs/pqb-beir"),
         DeclaredCommand(
             "build", "personalens.lenses.pqb.options:BuildOptions",
             "personalens.lenses.pqb.build:run_build",
-            "Build a PQB dataset: syntactic profiles, candidate queries, pair selection, "
-            "typos.\n\nWith --executor ray, the style stage's spaCy parsing runs as Ray tasks."),
+            "Make a PQB dataset: learn each user's writing style, write candidate queries for "
+            "their items, keep those that sound like one user and not the other, and add the "
+            "user's own typos.\n\nWith --executor ray, the style stage's spaCy parsing runs "
+            "as Ray tasks.",
+            example="personalens pqb build --population runs/demo/population --candidates "
+                    "templates --out runs/pqb-data"),
         # An alias of `personalens compare` that takes pqb eval runs only (the command of
         # the layer above the lenses, named by its path so no lens imports it).
-        TyperCommand("compare", "personalens.compare.command:pqb_compare_command"),
+        TyperCommand("compare", "personalens.compare.command:pqb_compare_command",
+                     example="personalens pqb compare runs/pqb-bm25 runs/pqb-minilm "
+                             "--out runs/pqb-compare"),
     ],
 )

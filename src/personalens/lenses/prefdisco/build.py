@@ -70,12 +70,19 @@ class Item:
         return f"instance/{self.source.task}/{self.source.problem_id}/{self.persona_index}"
 
 
-def load_problems(files: list[Path], limit: int | None) -> list[SourceProblem]:
+def load_problems(files: list[Path], limit: int | None,
+                  tasks: list[str] | None = None) -> list[SourceProblem]:
+    """The problems of `files` (default: the shipped ones), at most `limit` per task, of
+    `tasks` only when given (InputError naming the tasks there are for one that is not)."""
     problems: list[SourceProblem] = []
+    seen: set[str] = set()
     for file in files or [SHIPPED_PROBLEMS]:
         per_task: dict[str, int] = {}
         for index, (where, row) in enumerate(read_jsonl_objects(file, "problems")):
             task = row.get("source", file.stem) if not files else file.stem
+            seen.add(task)
+            if tasks and task not in tasks:
+                continue
             try:
                 problem = normalise(row, task)
             except ProblemShapeError as exc:
@@ -86,6 +93,10 @@ def load_problems(files: list[Path], limit: int | None) -> list[SourceProblem]:
             pid = next((str(row[f]) for f in _ID_FIELDS if row.get(f) is not None),
                        f"{task}-{index}")
             problems.append(SourceProblem(task, pid, row, problem))
+    missing = [t for t in tasks or [] if t not in seen]
+    if missing:
+        raise InputError(f"--tasks names {missing[0]!r}, which no problem has; the tasks are "
+                         f"{', '.join(sorted(seen))}")
     return problems
 
 
@@ -113,7 +124,7 @@ class PrefdiscoBuild(Lens[BuildOptions, BuildRecord, BuildMetrics]):
 
     def __init__(self, options: BuildOptions):
         super().__init__(options, options.models.prices)
-        self.problems = load_problems(options.problems, options.limit)
+        self.problems = load_problems(options.problems, options.limit, options.tasks)
         self.roles = RoleSet(options.models.resolved(BuildOptions.roles), self.ledger)
         self.model = self.roles["generator"]
         self.encoder = DenseRetriever(BUNDLED_MINILM)

@@ -4,19 +4,25 @@ from personalens.lenses.commands import DeclaredCommand, LensCommands
 
 LENS = LensCommands(
     name="prefdisco",
-    help="PrefDisco: does a model ask the right questions to discover a new user's "
-         "preferences, then reason for them?",
+    help="PrefDisco: does a model ask a new user the right questions to discover their "
+         "preferences, then reason the way they need?",
     commands=[
         DeclaredCommand("eval", "personalens.lenses.prefdisco.options:EvalOptions",
                         "personalens.lenses.prefdisco.command:run_eval",
-                        "PrefAlign, accuracy and NormAlign under baseline, discovery and oracle "
-                        "conditions.",
+                        "Put a model in front of simulated users: answer with no preferences "
+                        "(baseline), after asking questions (discovery), and with the "
+                        "preferences given (oracle); a judge scores each answer against the "
+                        "user's preferences (PrefAlign, NormAlign) and for correctness.",
                         comparison="personalens.lenses.prefdisco.comparison:COMPARISON",
-                        dry_run="personalens.lenses.prefdisco.call_plan:plan_calls"),
+                        dry_run="personalens.lenses.prefdisco.call_plan:plan_calls",
+                        example="personalens prefdisco eval --data runs/pd-data/data --turns 3 "
+                                "--out runs/pd-eval"),
         DeclaredCommand("build", "personalens.lenses.prefdisco.options:BuildOptions",
                         "personalens.lenses.prefdisco.build:run_build",
-                        "Build a prefq-bench dataset: personas, sparse preferences, rubrics, in "
-                        "the release format."),
+                        "Make a PrefDisco dataset: pair problems with personas, give each a few "
+                        "preferences and a rubric to judge them, in the release format.",
+                        example="personalens prefdisco build --population "
+                                "runs/demo/population --limit 1 --out runs/pd-data"),
     ],
     data=("data/*",),
 )

@@ -96,6 +96,9 @@ class BuildOptions(LensOptions):
     candidates: int = option(8, "Candidate attributes proposed per instance before selection.",
                              ge=1)
     limit: int | None = option(None, "At most this many problems per task.", ge=1)
+    tasks: CommaList = option([], "Only these tasks, comma-separated (the shipped problems': "
+                                  "math, commonsense, social, logic, health; or --problems "
+                                  "files' stems). Default: every task.")
     seed: int = option(0, "Seed of the persona-problem pairing.")
     temperature: float = option(0.7, "Generator temperature.")
     models: RoleModels = option(RoleModels(), cli=False)

@@ -8,6 +8,7 @@ from typing import Any
 
 from personalens.errors import InputError
 from personalens.models.completion import Completion, Message, Usage
+from personalens.models.providers.schema_instance import schema_instance, word_strings
 
 Reply = str | Callable[[list[Message], dict[str, Any]], "str | Completion"]
 
@@ -27,7 +28,10 @@ class ScriptedProvider:
 
     def __init__(self, rules: list[tuple[str, Reply]] | None = None,
                  default: Reply = "I don't know.", *, keep_calls: bool = True,
-                 constrains_output: bool = False):
+                 constrains_output: bool = False, answers_schemas: bool = False):
+        # With answers_schemas (the CLI's bare `scripted`), a structured request that no rule
+        # matches gets a valid instance of its schema instead of the default text.
+        self.answers_schemas = answers_schemas
         # With constrains_output, the request's `grammar` reaches the replies' params, as it
         # reaches llama.cpp: tests of grammar-constrained paths read it there.
         self.constrains_output = constrains_output
@@ -42,12 +46,19 @@ class ScriptedProvider:
         if self.keep_calls:
             self.calls.append(list(messages))
         last_user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
-        reply = next((r for pattern, r in self.rules if pattern.search(last_user)), self.default)
+        reply = next((r for pattern, r in self.rules if pattern.search(last_user)), None)
+        if reply is None and self.answers_schemas and _schema(params) is not None:
+            reply = json.dumps(schema_instance(_schema(params), word_strings(last_user)))
+        reply = self.default if reply is None else reply
         text = reply(messages, params) if callable(reply) else reply
         if isinstance(text, Completion):
             return text
         words = sum(len(m["content"].split()) for m in messages)
         return Completion(text=text, usage=Usage(words, len(text.split())), finish_reason="stop")
+
+
+def _schema(params: dict[str, Any]) -> dict | None:
+    return ((params.get("response_format") or {}).get("json_schema") or {}).get("schema")
 
 
 def load_rules(path: Path, *, keep_calls: bool = True) -> ScriptedProvider:
