@@ -47,7 +47,7 @@ def render(card: dict) -> str:
 
 def _text(cell: dict | None, status: str) -> str:
     if status not in ("complete",):
-        shown = "" if cell is None else _estimate(cell) + " "
+        shown = "" if cell is None or cell["value"] is None else _estimate(cell) + " "
         return f"{shown}[{status}]"
     return "–" if cell is None else _estimate(cell)
 
