@@ -46,8 +46,21 @@ def parse_system(text: str) -> System:
     return system
 
 
+def check_retriever(name: str) -> None:
+    """InputError (one line) now for a retriever that cannot work, before any run is made; a
+    reranking model is checked by its spec, not loaded."""
+    from personalens.models.spec import validate_spec
+    from personalens.retrieval.registry import get_retriever, reranks_with_a_model
+
+    if reranks_with_a_model(name):
+        if spec := name.partition(":")[2]:
+            validate_spec(spec)
+        return
+    get_retriever(name)
+
+
 def parse_systems(texts: list[str]) -> list[System]:
-    """Every --system, checked: at least one, and no two of one name."""
+    """Every --system, checked: at least one, no two of one name, each retriever known."""
     if not texts:
         raise InputError("give at least one --system NAME=MODEL")
     systems = [parse_system(text) for text in texts]
@@ -57,4 +70,6 @@ def parse_systems(texts: list[str]) -> list[System]:
             raise InputError(f"two systems are named {system.name!r}; give each --system its "
                              "own name")
         seen.add(system.name)
+    for retriever in dict.fromkeys(s.retriever for s in systems):
+        check_retriever(retriever)
     return systems
