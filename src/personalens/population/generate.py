@@ -5,10 +5,15 @@ from dataclasses import dataclass
 
 from personalens.population.community import GenerationConfig, generate_community
 from personalens.population.generate_options import GenerateOptions
-from personalens.population.generation_report import report_sections
+from personalens.population.generation_report import (
+    SurveyedCommunity,
+    report_sections,
+    survey,
+)
 from personalens.population.news import read_news
 from personalens.population.personas import read_personas
 from personalens.population.profile_schema import load_schema
+from personalens.population.quality import high_rules, totals, warning_line
 from personalens.population.remote_generation import generate_remotely, write_files
 from personalens.report import HtmlReport
 from personalens.runs import (
@@ -32,6 +37,10 @@ class GenerationMetrics(Metrics):
     communities: dict[str, dict]  # name -> stats, or {"failed": why}
     failures: list[ItemFailure]  # failed communities, then failed steps no community names
     data: str
+    # quality.RULES' counts over every community written (each community's own
+    # are its stats' "quality"), and the rules whose share is high
+    quality: dict[str, int] = {}
+    quality_high: list[str] = []
 
     def headlines(self) -> list[str]:
         lines = [f"data: {self.data}"]
@@ -42,7 +51,8 @@ class GenerationMetrics(Metrics):
                 lines.append(f"{name}: {stats['people']} people, {stats['questions']} "
                              f"questions, {stats['personal_sessions']} personal sessions "
                              f"({stats['revealed_by_fallback']} needed a fallback line)")
-        return lines
+        warning = warning_line(self.quality) if self.quality else None
+        return lines + ([warning] if warning else [])
 
 
 class CommunityRecord(LensRecord):
@@ -82,6 +92,7 @@ class Generation(Lens[GenerateOptions, CommunityRecord, GenerationMetrics]):
             personas=read_personas(options.personas), schema=load_schema(options.profile_schema),
             max_list_entries=options.max_list_entries, typo_habits=options.typo_habits)
         self.model = options.generator.load("generator", self.ledger)
+        self.surveyed: list[SurveyedCommunity] = []  # summarise reads the communities written
         if self.executor.distributed:  # every community on its own worker at once
             self.concurrency = options.communities
 
@@ -123,9 +134,19 @@ class Generation(Lens[GenerateOptions, CommunityRecord, GenerationMetrics]):
                   tally: Tally) -> GenerationMetrics:
         communities = {r.key: {"failed": r.message} if isinstance(r, ItemFailure) else r.stats
                        for r in records}
+        # Read and drawn once: report_sections, which the harness calls next, shows these.
+        self.surveyed = survey(
+            self.options.out, [name for name, stats in communities.items()
+                               if "failed" not in stats])
+        for community in self.surveyed:
+            communities[community.name] = {**communities[community.name],
+                                           "quality": community.quality.counts(),
+                                           "validation_problems": len(community.problems)}
+        counted = totals([s["quality"] for s in communities.values() if "quality" in s])
         return GenerationMetrics(complete=tally.complete, communities=communities,
                                  failures=[*tally.failures, *tally.step_failures],
-                                 data=str(self.options.out / "synthetic_data"))
+                                 data=str(self.options.out / "synthetic_data"),
+                                 quality=counted, quality_high=high_rules(counted))
 
     def summary_line(self, metrics: GenerationMetrics) -> str:
         options = self.options
@@ -136,7 +157,7 @@ class Generation(Lens[GenerateOptions, CommunityRecord, GenerationMetrics]):
 
     def report_sections(self, report: HtmlReport, metrics: GenerationMetrics,
                         records: ItemRecords[CommunityRecord]) -> None:
-        report_sections(report, metrics.communities)
+        report_sections(report, metrics.communities, self.surveyed)
 
     async def aclose(self) -> None:
         await self.model.aclose()

@@ -5,6 +5,7 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from personalens.report.markup import Markup
 from personalens.report.question_browser import (
     ENTRY_LIMIT,
     SCRIPT_HASH,
@@ -66,6 +67,18 @@ class HtmlReport:
         self._parts.append(f'<figure><img alt="{html.escape(caption)}" '
                            f'src="data:image/png;base64,{data}"><figcaption>'
                            f"{html.escape(caption)}</figcaption></figure>")
+
+    def markup(self, part: Markup) -> None:
+        """A piece built with `report.markup.tag` (its text is escaped there)."""
+        if not isinstance(part, Markup):
+            raise TypeError("HtmlReport.markup takes Markup built by report.markup.tag")
+        self._parts.append(part)
+
+    def stylesheet(self, css: str) -> None:
+        """A <style> block for the sections that follow; `css` is the code's own constant."""
+        if "<" in css:  # nothing may end the style element early
+            raise ValueError("a report stylesheet cannot contain '<'")
+        self._parts.append(f"<style>{css}</style>")
 
     def browser(self, entries: Sequence[BrowserEntry], facets: Sequence[str], *,
                 heading: str | None = "Browse entries", limit: int = ENTRY_LIMIT,

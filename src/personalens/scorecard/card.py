@@ -41,19 +41,25 @@ def build_card(plan: Plan, statuses: dict[tuple[str, str], str], *,
                                     for m in chosen if m.lens == lens}
                              for lens in plan.lenses} for s in plan.systems},
     }
-    card["pairs"], card["comparisons"], card["notes"] = _pairs(plan, chosen, metrics,
+    card["pairs"], card["comparisons"], card["notes"] = _pairs(plan, chosen, metrics, statuses,
                                                                correction, seed)
     return card
 
 
-def _pairs(plan: Plan, chosen: list[CardMetric], metrics: dict, correction: Method,
+# Runs with items to pair (an incomplete one is compared on what it scored, marked).
+COMPARED = ("complete", "incomplete")
+
+
+def _pairs(plan: Plan, chosen: list[CardMetric], metrics: dict,
+           statuses: dict[tuple[str, str], str], correction: Method,
            seed: int) -> tuple[dict, dict, list[str]]:
     pairs: dict[str, dict] = {}
     comparisons: dict[str, str] = {}
     notes: list[str] = []
     entries = []  # (pair key, lens, metric, entry): p is adjusted across all of them
     for lens in plan.lenses:
-        ran = [s for s in plan.systems if metrics[lens, s.name] is not None]
+        ran = [s for s in plan.systems if metrics[lens, s.name] is not None
+               and statuses.get((lens, s.name)) in COMPARED]
         if len(ran) < 2:
             continue
         out = plan.out / "compare" / lens

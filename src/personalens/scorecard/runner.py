@@ -55,7 +55,8 @@ def run_scorecard(plan: Plan, *, correction: Method = "holm", seed: int = 0,
     plan.out.mkdir(parents=True, exist_ok=True)
     write_atomic(plan.out / "scorecard.json", json.dumps(card, indent=1))
     write_atomic(plan.out / "scorecard.html", render(card))
-    return card, all(s in ("complete", "not run", NO_ITEMS) for s in statuses.values())
+    # "not run" (its data refused) is not complete: the card is missing a lens it was asked for.
+    return card, all(s in ("complete", NO_ITEMS) for s in statuses.values())
 
 
 NO_ITEMS = "no items"
