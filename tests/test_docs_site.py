@@ -22,7 +22,8 @@ INSTALL_AND_DEMO = ("python3 -m venv .venv && . .venv/bin/activate && pip instal
 # Every command and sub-command the CLI reference must show, by its full path.
 COMMANDS = {
     "personalens", "personalens generate", "personalens demo", "personalens compare",
-    "personalens scorecard", "personalens personabench", "personalens personabench eval",
+    "personalens scorecard", "personalens import-inspect", "personalens personabench",
+    "personalens personabench eval",
     "personalens personabench validate", "personalens pqb", "personalens pqb eval",
     "personalens pqb build", "personalens pqb export-beir", "personalens pqb compare",
     "personalens prefdisco", "personalens prefdisco eval", "personalens prefdisco build",

@@ -9,6 +9,10 @@ from personalens.cli import demo_command
 from personalens.cli.declared_command import declared, example_epilog, lens_app
 from personalens.compare.command import compare_command
 from personalens.errors import InputError
+from personalens.inspect_tasks.import_command import (
+    IMPORT_INSPECT_EXAMPLE,
+    import_inspect_command,
+)
 from personalens.lenses import LENSES
 from personalens.lenses.commands import DeclaredCommand, lens_commands
 from personalens.models import ModelCallFailed
@@ -55,6 +59,7 @@ app.command("generate", epilog=example_epilog(GENERATE.example))(declared(GENERA
 app.command(epilog=example_epilog(EXAMPLES["demo"]))(demo_command.demo)
 app.command("compare", epilog=example_epilog(EXAMPLES["compare"]))(compare_command)
 app.command("scorecard", epilog=example_epilog(EXAMPLES["scorecard"]))(scorecard_command)
+app.command("import-inspect", epilog=example_epilog(IMPORT_INSPECT_EXAMPLE))(import_inspect_command)
 
 
 def main() -> None:

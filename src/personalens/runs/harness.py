@@ -96,7 +96,7 @@ async def _lifecycle(lens: Lens, run: RunDirectory, progress: ItemProgress) -> O
         todo = [item for item in items if item.key not in steps.done]
         progress.start(total=len(items), completed=len(items) - len(todo))
         await lens.prepare(todo)
-        await _run_items(lens, todo, steps, progress)
+        await run_items(lens, todo, steps, progress)
         records = ItemRecords([item.key for item in items], steps.done, steps.failed_items,
                               lens.record_model)
         await lens.finish(records)  # may still call models (cross-item steps), so before aclose
@@ -122,8 +122,10 @@ def _checked_plan(items: Sequence) -> list:
     return list(items)
 
 
-async def _run_items(lens: Lens, todo: list, steps: StepStore,
-                     progress: ItemProgress) -> None:
+async def run_items(lens: Lens, todo: list, steps: StepStore,
+                    progress: ItemProgress) -> None:
+    """Run `todo` (at most `lens.concurrency` at once), writing each item's record line or
+    failure as a run does; the Inspect tasks call it for one sample at a time."""
     limit = asyncio.Semaphore(lens.concurrency)
 
     async def one(item) -> None:

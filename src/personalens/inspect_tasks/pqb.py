@@ -1,0 +1,60 @@
+"""`personalens/pqb`: the PersonalQuery-Benchmark lens as an Inspect task (retrieval only: no
+model calls; `--model` is required by Inspect but never asked).
+
+The typo profiles are built per user from their reviews (`personalens pqb build`), which an
+Inspect sample cannot do: this task evaluates a built (or released) dataset.
+"""
+
+from inspect_ai import Task, task
+
+from personalens.inspect_tasks.lens_task import LensTask, lens_task
+from personalens.lenses.pqb.analysis import KS
+from personalens.lenses.pqb.command import PqbEval, QueryItem
+from personalens.lenses.pqb.metrics import PqbMetrics
+from personalens.lenses.pqb.options import EvalOptions
+
+KINDS = ("clean", "typo", "random_typo")
+
+
+def sample(item: QueryItem) -> dict:
+    return {"input": item.record.syntax_query, "target": item.record.asin,
+            "metadata": {"persona": item.record.uid, "parent_asin": item.group.parent_asin,
+                         **{f"{kind}_query": text for kind, text in item.texts().items()}}}
+
+
+def figures(line: dict) -> dict[str, float]:
+    """The reciprocal rank of the target item for each query kind ranked (0 outside top 20)."""
+    return {f"rr_{kind}": 1 / line[f"rank_{kind}"] if line[f"rank_{kind}"] else 0.0
+            for kind in KINDS if f"rank_{kind}" in line}
+
+
+def headlines(metrics: PqbMetrics) -> dict[str, float]:
+    """Flip rate (the paper's and over all pairs), Hit@K per query kind, MRR per kind."""
+    out: dict[str, float] = {}
+    for k in map(str, KS):
+        for definition in ("paper", "all_pairs"):
+            out[f"flip_rate_{definition}@{k}"] = metrics.flip_rate[definition][k].value
+        for kind, by_k in metrics.hit.items():
+            out[f"hit_{kind}@{k}"] = by_k[k].value
+    out |= {f"mrr_{kind}": estimate.value for kind, estimate in metrics.mrr.items()}
+    return out
+
+
+PQB = LensTask("pqb", PqbEval, EvalOptions, sample, figures, headlines)
+
+
+@task
+def pqb(data: str | None = None, queries: str | None = None, meta: str | None = None,
+        retriever: str = "bm25", seed: int = 0) -> Task:
+    """PersonalQuery-Benchmark: does retrieval flip when two users phrase one need their way?
+
+    Args:
+        data: A `personalens pqb build` folder (queries.json, corpus.jsonl).
+        queries: Released queries JSON (with meta instead of data).
+        meta: Amazon Reviews 2023 meta_<Category>.jsonl: the corpus (with queries).
+        retriever: Retriever: bm25, minilm, ...
+        seed: Seed of the bootstrap resampling.
+    """
+    args = {"data": data, "queries": queries, "meta": meta, "retriever": retriever,
+            "seed": seed}
+    return lens_task(PQB, args)
