@@ -27,7 +27,8 @@ INSPECT_FAILURE = "inspect_sample_error"
 
 def import_logs(paths: list[Path], out: Path) -> Outcome:
     """Write the run directory `out` from Inspect logs of one personalens task (several logs
-    of it, e.g. a retried eval-set, merge: a key's last record wins)."""
+    of it, e.g. a retried eval-set, merge: a key's recorded line wins over a failed one, else
+    the last)."""
     logs = [_read(path) for path in paths]
     first = logs[0]
     spec = LENS_TASKS[_lens_of(first, paths[0])]
@@ -36,7 +37,7 @@ def import_logs(paths: list[Path], out: Path) -> Outcome:
                                                              roles(first)):
             raise InputError("not a log of the same task, arguments and models as "
                              f"{paths[0]}", where=str(path))
-    lines = {key: line for log in logs for key, line in sample_lines(log).items()}
+    lines = merged([sample_lines(log) for log in logs])
     lens = build_lens(spec, _args(first), roles(first))
     return run_lens(ReplayedLens(lens, lines, [str(p) for p in paths]), out, progress=False)
 
@@ -135,3 +136,18 @@ def _lens_of(log: EvalLog, path: Path) -> str:
 
 def _args(log: EvalLog) -> dict:
     return log.eval.metadata["task_args"]
+
+
+def merged(logs: list[dict[str, dict]]) -> dict[str, dict]:
+    """Each key's line from several logs' lines: a recorded sample is never replaced by a
+    failed one, whatever the order the logs are given in; else the last one wins."""
+    lines: dict[str, dict] = {}
+    for log in logs:
+        for key, line in log.items():
+            if key not in lines or not _failed(line) or _failed(lines[key]):
+                lines[key] = line
+    return lines
+
+
+def _failed(line: dict) -> bool:
+    return line.get("status") != "ok"

@@ -14,6 +14,8 @@ from personalens.lenses.pqb.metrics import PqbMetrics
 from personalens.lenses.pqb.options import EvalOptions
 
 KINDS = ("clean", "typo", "random_typo")
+QUERY_FIELDS = {"clean": "syntax_query", "typo": "typo_query",  # the record's field per kind
+                "random_typo": "random_typo_query"}
 
 
 def sample(item: QueryItem) -> dict:
@@ -23,9 +25,10 @@ def sample(item: QueryItem) -> dict:
 
 
 def figures(line: dict) -> dict[str, float]:
-    """The reciprocal rank of the target item for each query kind ranked (0 outside top 20)."""
+    """The reciprocal rank of the target item for each query kind the record has (0 outside
+    the top 20); a kind without a query (no typo version) has none."""
     return {f"rr_{kind}": 1 / line[f"rank_{kind}"] if line[f"rank_{kind}"] else 0.0
-            for kind in KINDS if f"rank_{kind}" in line}
+            for kind in KINDS if f"rank_{kind}" in line and line.get(QUERY_FIELDS[kind])}
 
 
 def headlines(metrics: PqbMetrics) -> dict[str, float]:

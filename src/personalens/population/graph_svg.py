@@ -62,7 +62,9 @@ def graph_svg(graph: nx.DiGraph, caption: str) -> Markup:
     people = sorted(graph.nodes)
     radius, where = circle_layout(people)
     ties = _ties(graph)
-    kinds = sorted({tie_kind(r) for _, _, r in ties}, key=list(COLOURS).index)
+    known = list(COLOURS)  # their order; a kind without a colour goes last, in grey
+    kinds = sorted({tie_kind(r) for _, _, r in ties},
+                   key=lambda k: (known.index(k) if k in known else len(known), k))
     lines = [tag("line", tag("title", f"{b} is {a}'s {relation}"), class_="tie",
                  x1=f"{where[a][0]:.1f}", y1=f"{where[a][1]:.1f}", x2=f"{where[b][0]:.1f}",
                  y2=f"{where[b][1]:.1f}", stroke=COLOURS.get(tie_kind(relation), "#777"),

@@ -10,8 +10,8 @@ card is parsed, not laid out.
 from personalens.population.document_plan import CONVERSATION, PURCHASE, USER_AI
 from personalens.population.generated_community import GeneratedCommunity, GeneratedSession
 from personalens.population.graph_svg import graph_svg
-from personalens.population.quality import Quality, is_degenerate
-from personalens.population.reveal_check import reveal_words, reveals, session_text, words
+from personalens.population.quality import Quality, is_degenerate_session
+from personalens.population.reveal_check import reveal_words, reveals, words
 from personalens.population.social_graph import neighbours
 from personalens.report import Markup, join, tag
 
@@ -131,7 +131,7 @@ def session_card(session: GeneratedSession, note: str | None = None) -> Markup:
         labels.append(tag("span", "revealed by the fallback line", class_="label fallback"))
     elif session.revealed_by == "model":
         labels.append(tag("span", "revealed in the model's words", class_="label"))
-    if is_degenerate(session_text(session.body)):
+    if is_degenerate_session(session.body):
         labels.append(tag("span", "degenerate repetition", class_="label warn"))
     partner = session.body.get("target_name")
     title = (f"{_KIND_NAMES[session.kind]} of {session.person}"

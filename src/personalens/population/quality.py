@@ -43,6 +43,16 @@ def repetition(text: str) -> tuple[int, float, float]:
     return top, top / len(tokens), repeated
 
 
+# A purchase's catalogue fields repeat across items by nature (every knife is in "Home &
+# Kitchen", "Cutlery"): they are not the writing the repetition rule judges.
+CATALOGUE_FIELDS = frozenset({"categories", "brand"})
+
+
+def is_degenerate_session(body: dict) -> bool:
+    """`is_degenerate` of what the session's writer wrote (catalogue fields left out)."""
+    return is_degenerate(session_text(body, CATALOGUE_FIELDS))
+
+
 def is_degenerate(text: str) -> bool:
     top, share, repeated = repetition(text)
     return ((share >= TOP_WORD_SHARE and top >= MIN_TOP_WORD_COUNT)
@@ -113,7 +123,7 @@ def assess(community: GeneratedCommunity) -> Quality:
             quality.personal_sessions += 1
             if session.revealed_by == "fallback":
                 quality.fallback.append(session)
-        if is_degenerate(session_text(session.body)):
+        if is_degenerate_session(session.body):
             quality.degenerate.append(session)
     return quality
 

@@ -57,8 +57,9 @@ def queried_items(questions: Iterable[tuple[str, Iterable[Any]]],
                    for item in items} - people)
 
 
-def session_text(session: dict) -> str:
-    """What was written in a session (turns, purchase fields), without ids, times or speakers."""
+def session_text(session: dict, skip: frozenset[str] = frozenset()) -> str:
+    """What was written in a session (turns, purchase fields), without ids, times or speakers
+    (nor the fields named in `skip`)."""
     parts: list[str] = []
 
     def walk(value: Any) -> None:
@@ -66,7 +67,7 @@ def session_text(session: dict) -> str:
             parts.append(value)
         elif isinstance(value, dict):
             for key, inner in value.items():
-                if key not in _METADATA:
+                if key not in _METADATA and key not in skip:
                     walk(inner)
         elif isinstance(value, list):
             for inner in value:

@@ -10,6 +10,8 @@ drawn again). `--build-only`-style staging is not needed: run the scorecard once
 from collections import defaultdict
 
 from personalens.lenses.commands import resolve
+from personalens.models.spec import DEFAULT_MODEL
+from personalens.retrieval.registry import reranks_with_a_model
 from personalens.runs.call_plan import CallPlan
 from personalens.runs.usage import estimated_cost
 from personalens.scorecard.stages import Plan, Stage
@@ -66,8 +68,9 @@ def _specs(stage: Stage) -> dict[str, str]:
     models = stage.options.models
     resolved = models.resolved(getattr(type(stage.options), "roles", ()))
     out = {role: s.spec for role, s in resolved.items()}
-    if models.endpoint is not None:  # a reranker named by the retriever uses this endpoint
-        out.setdefault("reranker", f"reranker of {models.endpoint.spec}")
+    retriever = stage.system.retriever if stage.system else ""
+    if reranks_with_a_model(retriever):  # the model the retriever names, else the bundled one
+        out["reranker"] = retriever.partition(":")[2] or DEFAULT_MODEL
     return out
 
 

@@ -33,23 +33,24 @@ def run_scorecard(plan: Plan, *, correction: Method = "holm", seed: int = 0,
                              "command to resume it")
     statuses: dict[tuple[str, str], str] = {}
     notes: list[str] = []
-    stages = plan.evaluations()
-    for done, stage in enumerate(stages):
-        key = stage.lens, stage.system.name
+    pairs = [(lens, system) for lens in plan.lenses for system in plan.systems]
+    for done, (lens, system) in enumerate(pairs):
+        key = lens, system.name
         statuses[key] = "running"
-        echo(grid(plan, statuses, done, len(stages)))
+        echo(grid(plan, statuses, done, len(pairs)))
         try:
+            stage = plan.evaluation(lens, system)
             outcome = resolve(stage.command.run)(stage.options, progress=progress)
-        except InputError as exc:  # e.g. a build that made no item: the lens has no data
+        except InputError as exc:  # e.g. a lens whose data it refuses: marked, not fatal
             statuses[key] = "not run"
-            notes.append(f"{stage.label}: not run: {exc}")
+            notes.append(f"{lens} · {system.name}: not run: {exc}")
             echo(f"scorecard: {notes[-1]}")
             continue
         statuses[key] = _status(outcome)
         if statuses[key] == NO_ITEMS:
-            notes.append(f"{stage.label}: no items: its data holds none (see the build's "
-                         "report under data/)")
-    echo(grid(plan, statuses, len(stages), len(stages)))
+            notes.append(f"{lens} · {system.name}: no items: its data holds none (see the "
+                         "build's report under data/)")
+    echo(grid(plan, statuses, len(pairs), len(pairs)))
     card = build_card(plan, statuses, correction=correction, seed=seed)
     card["notes"] = notes + card["notes"]
     plan.out.mkdir(parents=True, exist_ok=True)

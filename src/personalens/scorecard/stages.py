@@ -70,11 +70,14 @@ class Plan:
 
     def evaluations(self) -> list[Stage]:
         """One eval per lens and system, lens by lens (the display's order)."""
+        return [self.evaluation(lens, system) for lens in self.lenses for system in self.systems]
+
+    def evaluation(self, lens: str, system: System) -> Stage:
+        """The eval of `lens` for `system`; InputError if its options refuse the built data."""
         evals = {"personabench": self._personabench, "pqb": self._pqb,
                  "prefdisco": self._prefdisco, "prisk": self._prisk}
-        return [self._stage(f"{lens} · {system.name}", lens, _command(lens, "eval"),
-                            evals[lens](system), system)
-                for lens in self.lenses for system in self.systems]
+        return self._stage(f"{lens} · {system.name}", lens, _command(lens, "eval"),
+                           evals[lens](system), system)
 
     def _stage(self, label, lens, command, values: dict, system=None) -> Stage:
         return Stage(label, lens, system, command, command.options_model().parse(**values))

@@ -26,7 +26,7 @@ from personalens.lenses.prisk.inversion import (
     swap_sides,
 )
 from personalens.lenses.prisk.memory_index import MemoryIndexes
-from personalens.lenses.prisk.options import EvalOptions
+from personalens.lenses.prisk.options import EvalOptions, answer_tokens
 from personalens.lenses.prisk.output_formats import ask_structured, enum, obj
 from personalens.lenses.prisk.records import (
     Answer,
@@ -156,8 +156,11 @@ class Evaluation:
         temperature = self.options.temperature if temperature is None else temperature
 
         async def ask(prompt=messages) -> dict:
-            completion = await self.roles["target"].complete(
-                prompt, temperature=temperature, seed=seed, max_tokens=self.options.answer_tokens)
+            target = self.roles["target"]
+            cap = answer_tokens(self.options.max_tokens, target.spec,
+                                in_process=target.context_tokens is not None)
+            completion = await target.complete(prompt, temperature=temperature, seed=seed,
+                                               max_tokens=cap)
             return {"text": completion.text, "finish_reason": completion.finish_reason}
 
         if draft_key is None:

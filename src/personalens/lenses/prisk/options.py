@@ -30,11 +30,15 @@ API_ANSWER_TOKENS = 512
 LOCAL_ANSWER_TOKENS = 128
 
 
-def answer_tokens(max_tokens: int | None, target_spec: str) -> int:
-    """The answers' max_tokens: the one asked for, else the default for where the target runs."""
+def answer_tokens(max_tokens: int | None, target_spec: str, *,
+                  in_process: bool | None = None) -> int:
+    """The answers' max_tokens: the one asked for, else the default for where the target runs:
+    `in_process` when the loaded model says so (a model reached through Inspect has another
+    spec), else read from the spec (a dry run loads no model)."""
     if max_tokens is not None:
         return max_tokens
-    return LOCAL_ANSWER_TOKENS if target_spec.startswith("local/") else API_ANSWER_TOKENS
+    local = target_spec.startswith("local/") if in_process is None else in_process
+    return LOCAL_ANSWER_TOKENS if local else API_ANSWER_TOKENS
 
 
 class EvalOptions(LensOptions):
