@@ -37,7 +37,7 @@ class DevToolsPipe:
         os.close(from_child_w)
         self._buffer, self._next = b"", 0
 
-    def call(self, method: str, session: str | None = None, timeout: float = 15.0, **params):
+    def call(self, method: str, session: str | None = None, timeout: float = 60.0, **params):
         """The command's result; RuntimeError for a protocol error, TimeoutError for none."""
         self._next += 1
         message = {"id": self._next, "method": method, "params": params}
