@@ -1,18 +1,19 @@
 """`personalens scorecard --dry-run`: the runs it would make, and for every eval whose data is
 built, its items and model calls (each lens's own `--dry-run` plan), summed per model.
 
-The population and the builds are listed with their sizes but not counted: how many calls
+The population and the builds are listed (done, or to run) but not counted: how many calls
 they make depends on what the generator writes (a reveal check or a decoy that fails is
-drawn again). `--build-only`-style staging is not needed: run the scorecard once with
---lenses to build, or read the counts of an earlier scorecard's builds in their manifests.
+drawn again). On a new --out the evals are counted once the scorecard has built the data.
 """
 
+import json
 from collections import defaultdict
 
 from personalens.lenses.commands import resolve
 from personalens.models.spec import DEFAULT_MODEL
 from personalens.retrieval.registry import reranks_with_a_model
 from personalens.runs.call_plan import CallPlan
+from personalens.runs.run_directory import MANIFEST
 from personalens.runs.usage import estimated_cost
 from personalens.scorecard.stages import Plan, Stage
 
@@ -75,10 +76,8 @@ def _specs(stage: Stage) -> dict[str, str]:
 
 
 def _complete(stage: Stage) -> bool:
-    import json
-
     try:
-        manifest = json.loads((stage.out / "manifest.json").read_text())
+        manifest = json.loads((stage.out / MANIFEST).read_text())
     except (OSError, json.JSONDecodeError):
         return False
     return manifest.get("status") == "complete"
