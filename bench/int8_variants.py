@@ -1,183 +1,446 @@
-"""Which int8 quantisation of MiniLM keeps closest to fp32, and at what speed?
+"""Which int8 quantisation of MiniLM ranks like fp32, at what speed? The table that chose the
+shipped `minilm-int8`.
 
-    python bench/int8_variants.py [--chunks 256] [--rounds 3]
+    python bench/int8_variants.py [--population DIR] [--rounds 3] [--speed-chunks 256]
+                                  [--variants NAME,...|all] [--quick]
 
-The shipped `minilm-int8` settings against the variants tried while choosing them, on the
-first --chunks session chunks of the released PersonaBench community_0 (noise 0.7). Every
-variant quantises the same fp32 ONNX export (eager attention) and is run as the shipped
-encoder runs, one text at a time. For each it prints the cosine of its vectors to fp32 torch
-MiniLM's (mean and minimum over the chunks) and its speed against fp32 torch (batch 32),
-medians of --rounds with the order alternated. Variants:
+For each variant: its encoding speed against fp32 torch MiniLM, and the largest |Δ| of
+PersonaBench retrieval recall@5 and nDCG@5 against fp32 over noise 0.0 / 0.3 / 0.5 / 0.7 on two
+data sets, the released community_0 (116 questions per level) and a generated population of
+100 people (`--population`; made with the bundled model on first use, see POPULATION). Every
+variant quantises the same fp32 ONNX export (eager attention) and runs one text at a time, as
+the shipped encoder does. Variants (the default set; `--variants all` adds the ones tried
+before this bench measured retrieval):
 
-- shipped: int8 weights per output channel, weight MatMuls only (local SETTINGS);
-- reduce-range: 7-bit weights, the ONNX Runtime advice for AVX2 machines without VNNI;
-- uint8-weights: unsigned weights (U8U8 kernels);
-- fused / fused-attention: ONNX Runtime's BERT optimizer first (LayerNorm, GELU and, in the
-  second, attention fused), then the shipped quantisation (the second also quantises Attention);
-- ffn-out-fp32: the shipped settings with each layer's FFN output MatMul left fp32 (its input,
-  the GELU output, has the widest range);
-- smooth-0.8: SmoothQuant (alpha 0.8) on every weight MatMul: each input channel is divided by
-  s_j = amax(x_j)^0.8 / amax(w_j)^0.2 (a Mul before the MatMul) and the weight row multiplied
-  by it, with amax(x_j) calibrated on the last 64 chunks, so one wide channel no longer sets
-  the activation range for all.
+- per-tensor: dynamic quantisation, one int8 scale per weight matrix (ONNX Runtime's default);
+- per-channel: dynamic, one scale per output channel (what `minilm-int8` shipped before);
+- per-channel+q32: the same for documents, queries encoded by fp32 torch MiniLM (queries are
+  few and short; documents are the cost);
+- static-minmax / static-percentile: static QDQ quantisation (int8 weights per channel, uint8
+  activations) with activation ranges from ONNX Runtime's calibration (min/max, or the
+  99.999th percentile) on 128 chunks drawn from the data set being encoded, so each data set
+  gets its own calibration;
+- sensitive-N: per-channel with the N weight MatMuls whose quantisation moves the vectors most
+  left fp32. Each MatMul's effect is measured alone (only it quantised, mean 1 - cosine to fp32
+  over 64 chunks of the released data; the ranking is printed);
+- sensitive-N+q32: the same with fp32 queries;
+- shipped: `DenseRetriever("minilm-int8")` as the package runs it (its export, its query
+  encoder), so the table shows which row it is.
+
+Speed: the first --speed-chunks chunks of the released noise-0.7 level plus that level's
+questions in proportion (116 per 958 chunks), encoded by each variant (documents and queries by
+the variant's encoders) and by fp32 torch (batch 32); medians of --rounds, the order alternated
+each round. Retrieval: each person's sessions indexed, their questions searched, k = 5, scored
+by the lens's own `score_retrieval`, averaged over the scored questions of a level as
+metrics.json's `overall` is. --quick: 2 noise levels, 64 speed chunks, 1 round, no population
+(a smoke run, not a result).
 """
 
 import argparse
 import os
+import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from int8_encoding import DATA, chunks  # noqa: E402
+from int8_encoding import DATA  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+NOISES = ["0.0", "0.3", "0.5", "0.7"]
+# The generated data set: 4 communities of 25 people, 2 own attributes each (plus social
+# questions), bundled model, a seed no test or other bench uses.
+POPULATION = ["--people", "25", "--communities", "4", "--attributes-per-person", "2",
+              "--seed", "26"]
+K = 5
+CALIBRATION_CHUNKS = 128
+SENSITIVITY_CHUNKS = 64
+TARGET_DELTA, TARGET_SPEED = 0.01, 1.8
+
+Encode = Callable[[list[str]], np.ndarray]
 
 
-def smoothquant(fp32: Path, out: Path, calibration: list[str], tokenizer, names: list[str],
-                alpha: float) -> None:
-    """`fp32` with every weight MatMul smoothed (see the module docstring), saved to `out`."""
+@dataclass
+class DataSet:
+    name: str
+    communities: list  # release_reader.Community
+    noises: list[str]
+
+    def texts(self) -> tuple[list[str], list[str]]:
+        """Every distinct session text and question of the data set."""
+        docs, queries = {}, {}
+        for community in self.communities:
+            for noise in self.noises:
+                for person in community.people(noise):
+                    for s in community.levels[noise].sessions[person]:
+                        docs[s.text] = None
+                    for q in community.questions[person]:
+                        queries[q.question] = None
+        return list(docs), list(queries)
+
+    def sample(self, n: int, seed: int = 0) -> list[str]:
+        docs, _ = self.texts()
+        return random.Random(seed).sample(docs, min(n, len(docs)))
+
+
+@dataclass
+class Encoders:
+    """How a variant encodes documents and queries (the same function for most)."""
+
+    docs: Encode
+    queries: Encode
+
+
+class Vectors:
+    """A retriever for DenseIndex over vectors encoded once: the same search the lens runs."""
+
+    def __init__(self, encoders: Encoders, docs: list[str], queries: list[str]):
+        self.docs = dict(zip(docs, encoders.docs(docs), strict=True))
+        self.queries = dict(zip(queries, encoders.queries(queries), strict=True))
+
+    def encode(self, texts: list[str], *, is_query: bool = False) -> np.ndarray:
+        table = self.queries if is_query else self.docs
+        return np.vstack([table[t] for t in texts])
+
+
+def load_population(folder: Path) -> DataSet:
+    """The generated data set, made first (resumably) if `folder` holds no finished run."""
+    from personalens.population.release_reader import load_communities
+
+    if not (folder / "metrics.json").exists():
+        exe = str(Path(sys.executable).with_name("personalens"))
+        print(f"generating the 100-person population into {folder} (bundled model; resumable)")
+        subprocess.run([exe, "generate", *POPULATION, "--out", str(folder)], check=True)
+    return DataSet("generated 100", load_communities(folder / "synthetic_data", NOISES), NOISES)
+
+
+def released(noises: list[str]) -> DataSet:
+    from personalens.population.release_reader import load_community
+
+    return DataSet("released", [load_community(DATA, noises)], noises)
+
+
+def retrieval(data: DataSet, retriever: Vectors) -> dict[str, tuple[float, float, int]]:
+    """{noise: (mean recall, mean nDCG, questions)} as the lens scores retrieval."""
+    from personalens.lenses.personabench.evaluation import plan
+    from personalens.lenses.personabench.scoring import score_retrieval
+    from personalens.retrieval import Document
+    from personalens.retrieval.dense import DenseIndex
+
+    out = {}
+    for noise in data.noises:
+        groups: dict[tuple, list] = {}
+        for item in plan(data.communities, [noise], ["minilm"]):
+            groups.setdefault((item.community.name, item.person), []).append(item)
+        scores = []
+        for items in groups.values():
+            level = items[0].community.levels[noise]
+            sessions = level.sessions[items[0].person]
+            index = DenseIndex(retriever, [Document(s.segment_id, s.text) for s in sessions])
+            found = index.search([i.question.question for i in items], K).ids
+            scores += [score_retrieval(ids, level.ground_truth[i.question.q_id])
+                       for i, ids in zip(items, found, strict=True)]
+        out[noise] = (float(np.mean([s.recall for s in scores])),
+                      float(np.mean([s.ndcg for s in scores])), len(scores))
+    return out
+
+
+class Workbench:
+    """The fp32 export, its weight MatMuls, and the folders the variants quantise into."""
+
+    def __init__(self, work: Path):
+        from sentence_transformers import SentenceTransformer
+
+        from personalens.retrieval import int8_encoder
+        from personalens.retrieval.model_source import resolve_model_source
+
+        self.work = work
+        source, identity = resolve_model_source("minilm")
+        self.template = int8_encoder.ensure_export(source, identity)  # tokenizer, export.json
+        self.fp32_model = SentenceTransformer(source, device="cpu")
+        exporting = SentenceTransformer(source, device="cpu",
+                                        model_kwargs={"attn_implementation": "eager"})
+        self.fp32 = work / "fp32.onnx"
+        self.inputs = int8_encoder.export_transformer(exporting, self.fp32)
+        self.tokenizer = exporting[0].tokenizer
+        self.matmuls = int8_encoder.weight_matmuls(self.fp32)
+
+    def fp32_encode(self, texts: list[str]) -> np.ndarray:
+        return self.fp32_model.encode(texts, batch_size=32, show_progress_bar=False)
+
+    def folder(self, name: str, quantise: Callable[[Path], None]) -> Path:
+        """A folder laid out as an export the int8 encoder loads, its graph made by `quantise`."""
+        folder = self.work / name
+        if not (folder / "model_int8.onnx").exists():
+            shutil.copytree(self.template, folder, dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns("model_int8.onnx"))
+            quantise(folder / "model_int8.onnx")
+        return folder
+
+    def dynamic(self, name: str, **options) -> Path:
+        from personalens.retrieval import int8_encoder
+
+        return self.folder(name, lambda out: int8_encoder.quantise(self.fp32, out, **options))
+
+    def static(self, name: str, calibration: list[str], method: str) -> Path:
+        from onnxruntime.quantization import (
+            CalibrationDataReader,
+            CalibrationMethod,
+            QuantFormat,
+            QuantType,
+            quantize_static,
+        )
+
+        tokenizer, inputs = self.tokenizer, self.inputs
+
+        class Chunks(CalibrationDataReader):
+            def __init__(self):
+                self.pending = iter(calibration)
+
+            def get_next(self):
+                text = next(self.pending, None)
+                if text is None:
+                    return None
+                batch = tokenizer([text], truncation=True, max_length=256, return_tensors="np")
+                return {n: batch[n].astype(np.int64) for n in inputs}
+
+        extra = {"MatMulConstBOnly": True}
+        if method == "percentile":
+            extra["CalibPercentile"] = 99.999
+        methods = {"minmax": CalibrationMethod.MinMax, "percentile": CalibrationMethod.Percentile}
+        return self.folder(name, lambda out: quantize_static(
+            str(self.fp32), str(out), Chunks(), quant_format=QuantFormat.QDQ,
+            op_types_to_quantize=["MatMul"], per_channel=True, weight_type=QuantType.QInt8,
+            activation_type=QuantType.QUInt8, calibrate_method=methods[method],
+            extra_options=extra))
+
+    def sensitivity(self, texts: list[str]) -> list[tuple[str, float]]:
+        """Each weight MatMul's effect alone, by the export's own measurement on `texts`."""
+        import json
+
+        from personalens.retrieval import int8_encoder
+
+        manifest = json.loads((self.template / "export.json").read_text())
+        return int8_encoder.sensitivity(self.fp32, self.template, manifest, texts,
+                                        self.fp32_encode(texts))
+
+
+@dataclass
+class Variant:
+    name: str
+    encoders: Callable[[DataSet], Encoders]  # built per data set (static ones calibrate on it)
+
+
+def variants(bench: Workbench, names: list[str], ranking: Callable[[], list[str]]) -> list[Variant]:
+    from personalens.retrieval import int8_encoder
+    from personalens.retrieval.dense import DenseRetriever
+
+    def int8(folder: Path, fp32_queries: bool = False) -> Encoders:
+        encode = int8_encoder.Int8Encoder(folder).encode
+        return Encoders(encode, bench.fp32_encode if fp32_queries else encode)
+
+    def shipped(_: DataSet) -> Encoders:
+        retriever = DenseRetriever("minilm-int8")
+        retriever.cache = _NoCache()
+        return Encoders(retriever.encode,
+                        lambda texts: retriever.encode(texts, is_query=True))
+
+    def sensitive(n: int, fp32_queries: bool) -> Callable[[DataSet], Encoders]:
+        return lambda _: int8(bench.dynamic(f"sensitive-{n}", nodes_to_exclude=ranking()[:n]),
+                              fp32_queries)
+
+    def static(method: str) -> Callable[[DataSet], Encoders]:
+        return lambda data: int8(bench.static(f"static-{method}-{data.name}",
+                                              data.sample(CALIBRATION_CHUNKS), method))
+
+    table = {
+        "per-tensor": lambda _: int8(bench.dynamic("per-tensor", per_channel=False)),
+        "per-channel": lambda _: int8(bench.dynamic("per-channel")),
+        "per-channel+q32": lambda _: int8(bench.dynamic("per-channel"), fp32_queries=True),
+        "static-minmax": static("minmax"),
+        "static-percentile": static("percentile"),
+        "sensitive-2": sensitive(2, False),
+        "sensitive-2+q32": sensitive(2, True),
+        "sensitive-4+q32": sensitive(4, True),
+        "shipped": shipped,
+        **older_variants(bench),
+    }
+    return [Variant(name, table[name]) for name in names]
+
+
+DEFAULT = ["per-tensor", "per-channel", "per-channel+q32", "static-minmax", "static-percentile",
+           "sensitive-2", "sensitive-2+q32", "sensitive-4+q32", "shipped"]
+
+
+def older_variants(bench: Workbench) -> dict[str, Callable[[DataSet], Encoders]]:
+    """The variants the first version of this bench compared by cosine only (RESULTS.md)."""
     import onnx
-    import onnxruntime as ort
-    from onnx import helper, numpy_helper
+    from onnxruntime.quantization import QuantType
 
-    model = onnx.load(str(fp32))
-    weights = {i.name: i for i in model.graph.initializer}
-    targets = [n for n in model.graph.node if n.op_type == "MatMul" and n.input[1] in weights]
-    inputs = sorted({n.input[0] for n in targets})
-    probe = onnx.load(str(fp32))
-    probe.graph.output.extend(helper.make_tensor_value_info(x, onnx.TensorProto.FLOAT, None)
-                              for x in inputs)
-    session = ort.InferenceSession(probe.SerializeToString(), providers=["CPUExecutionProvider"])
-    amax: dict[str, np.ndarray] = {}
-    for start in range(0, len(calibration), 16):
-        batch = tokenizer(calibration[start:start + 16], padding=True, truncation=True,
-                          max_length=256, return_tensors="np")
-        outputs = session.run(inputs, {n: batch[n].astype(np.int64) for n in names})
-        real = batch["attention_mask"].astype(bool)
-        for name, value in zip(inputs, outputs, strict=True):
-            amax[name] = np.maximum(amax.get(name, 0.0), np.abs(value[real]).max(axis=0))
-    nodes = []
-    for node in model.graph.node:
-        if node in targets:
-            w = numpy_helper.to_array(weights[node.input[1]])
-            w_max = np.maximum(np.abs(w).max(axis=1), 1e-5)
-            s = np.maximum(amax[node.input[0]] ** alpha / w_max ** (1 - alpha), 1e-5)
-            s = s.astype(np.float32)
-            weights[node.input[1]].CopyFrom(numpy_helper.from_array(w * s[:, None],
-                                                                    node.input[1]))
-            scale, smoothed = f"{node.name}/smooth_scale", f"{node.name}/smoothed_input"
-            model.graph.initializer.append(numpy_helper.from_array(1 / s, scale))
-            nodes.append(helper.make_node("Mul", [node.input[0], scale], [smoothed],
-                                          name=f"{node.name}/smooth"))
-            node.input[0] = smoothed
-        nodes.append(node)
-    del model.graph.node[:]
-    model.graph.node.extend(nodes)
-    onnx.save(model, str(out))
+    from personalens.retrieval import int8_encoder
+
+    def int8(name: str, graph: Callable[[], Path], **options) -> Callable[[DataSet], Encoders]:
+        def build(_: DataSet) -> Encoders:
+            folder = bench.folder(name, lambda out: int8_encoder.quantise(graph(), out,
+                                                                         **options))
+            encode = int8_encoder.Int8Encoder(folder).encode
+            return Encoders(encode, encode)
+        return build
+
+    # Graphs rewritten by the optimizer lose shape information the quantiser wants.
+    untyped = {"extra_options": {"MatMulConstBOnly": True,
+                                 "DefaultTensorType": onnx.TensorProto.FLOAT}}
+    ffn_out = [n for n in bench.matmuls if "/output/dense/" in n and "attention" not in n]
+    return {
+        "reduce-range": int8("reduce-range", lambda: bench.fp32, reduce_range=True),
+        "uint8-weights": int8("uint8-weights", lambda: bench.fp32,
+                              weight_type=QuantType.QUInt8),
+        "fused": int8("fused", lambda: fused(bench, False), **untyped),
+        "fused-attention": int8("fused-attention", lambda: fused(bench, True), **untyped,
+                                op_types_to_quantize=["MatMul", "Attention"]),
+        "ffn-out-fp32": int8("ffn-out-fp32", lambda: bench.fp32, nodes_to_exclude=ffn_out),
+    }
 
 
-def fused(fp32: Path, out: Path, attention: bool) -> None:
+def fused(bench: Workbench, attention: bool) -> Path:
+    """ONNX Runtime's BERT optimizer on the fp32 export (LayerNorm, GELU, optionally
+    attention fused)."""
     from onnxruntime.transformers import optimizer
     from onnxruntime.transformers.fusion_options import FusionOptions
 
-    options = FusionOptions("bert")
-    options.enable_attention = attention
-    optimizer.optimize_model(str(fp32), model_type="bert", num_heads=12, hidden_size=384,
-                             optimization_options=options, opt_level=0).save_model_to_file(str(out))
+    out = bench.work / f"fused-{attention}.onnx"
+    if not out.exists():
+        options = FusionOptions("bert")
+        options.enable_attention = attention
+        optimizer.optimize_model(str(bench.fp32), model_type="bert", num_heads=12,
+                                 hidden_size=384, optimization_options=options,
+                                 opt_level=0).save_model_to_file(str(out))
+    return out
 
 
-def build_variants(work: Path, texts: list[str]) -> dict[str, Path]:
-    """Folder per variant, each laid out as an export the int8 encoder loads."""
-    import onnx
-    from onnxruntime.quantization import QuantType
-    from sentence_transformers import SentenceTransformer
+class _NoCache:
+    """Encodes every time, so the shipped row is timed and measured like the others."""
 
-    from personalens.retrieval import int8_encoder
-    from personalens.retrieval.model_source import resolve_model_source
+    def lookup_or_encode(self, identity, texts, encode):
+        return list(encode(texts)), len(texts)
 
-    source, identity = resolve_model_source("minilm")
-    shipped = int8_encoder.ensure_export(source, identity)
-    model = SentenceTransformer(source, device="cpu", model_kwargs={"attn_implementation": "eager"})
-    fp32 = work / "fp32.onnx"
-    names = int8_encoder.export_transformer(model, fp32)
-    ffn_out = [n.name for n in onnx.load(str(fp32)).graph.node if n.op_type == "MatMul"
-               and "/output/dense/" in n.name and "attention" not in n.name]
-    # Graphs rewritten by hand or by the optimizer lose shape information the quantiser wants.
-    untyped = {"extra_options": {"MatMulConstBOnly": True,
-                                 "DefaultTensorType": onnx.TensorProto.FLOAT}}
-    graphs = {"fused": work / "fused.onnx", "fused-attention": work / "fused-attention.onnx",
-              "smooth-0.8": work / "smooth.onnx"}
-    fused(fp32, graphs["fused"], attention=False)
-    fused(fp32, graphs["fused-attention"], attention=True)
-    smoothquant(fp32, graphs["smooth-0.8"], texts[-64:], model[0].tokenizer, names, 0.8)
-    plans = {
-        "reduce-range": (fp32, {"reduce_range": True}),
-        "uint8-weights": (fp32, {"weight_type": QuantType.QUInt8}),
-        "fused": (graphs["fused"], untyped),
-        "fused-attention": (graphs["fused-attention"],
-                            {**untyped, "op_types_to_quantize": ["MatMul", "Attention"]}),
-        "ffn-out-fp32": (fp32, {"nodes_to_exclude": ffn_out}),
-        "smooth-0.8": (graphs["smooth-0.8"], untyped),
-    }
-    folders = {"shipped": shipped}
-    for name, (graph, options) in plans.items():
-        folder = work / name
-        shutil.copytree(shipped, folder, ignore=shutil.ignore_patterns("model_int8.onnx"))
-        int8_encoder.quantise(graph, folder / "model_int8.onnx", **options)
-        folders[name] = folder
-    return folders
+
+def speeds(sides: dict[str, Encoders], docs: list[str], queries: list[str],
+           rounds: int) -> dict[str, float]:
+    """Median seconds per side to encode `docs` and `queries`, order alternated by round."""
+    for side in sides.values():  # first-call costs
+        side.docs(docs[:4]), side.queries(queries[:4])
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    for r in range(rounds):
+        for name in (list(sides) if r % 2 == 0 else list(reversed(sides))):
+            start = time.perf_counter()
+            sides[name].docs(docs)
+            sides[name].queries(queries)
+            times[name].append(time.perf_counter() - start)
+        print(f"  speed round {r + 1}/{rounds} done", flush=True)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chunks", type=int, default=256)
+    parser.add_argument("--population", type=Path, default=REPO / "bench" / ".population-100")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--speed-chunks", type=int, default=256)
+    parser.add_argument("--variants", default=",".join(DEFAULT))
+    parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     if not DATA.exists():
         sys.exit(f"needs the PersonaBench anchor at {DATA}")
-    with tempfile.TemporaryDirectory(prefix="int8-variants-cache-") as cache:
-        os.environ["PERSONALENS_CACHE_DIR"] = cache
-        measure(args)
-
-
-def measure(args) -> None:
-    from sentence_transformers import SentenceTransformer
-
-    from personalens.retrieval import int8_encoder
-    from personalens.retrieval.model_source import resolve_model_source
-
-    every = chunks()
-    texts = every[:args.chunks]
+    if args.quick:
+        args.rounds, args.speed_chunks = 1, 64
     with tempfile.TemporaryDirectory(prefix="int8-variants-") as scratch:
-        folders = build_variants(Path(scratch), every)
-        fp32 = SentenceTransformer(resolve_model_source("minilm")[0], device="cpu")
-        sides = {"fp32": lambda t: fp32.encode(t, batch_size=32, show_progress_bar=False)}
-        for name, folder in folders.items():
-            sides[name] = int8_encoder.Int8Encoder(folder).encode
-        reference = sides["fp32"](texts)
-        for encode in sides.values():  # first-call costs
-            encode(texts[:8])
-        times: dict[str, list[float]] = {name: [] for name in sides}
-        cosines = {}
-        for r in range(args.rounds):
-            for name in (list(sides) if r % 2 == 0 else list(reversed(sides))):
-                start = time.perf_counter()
-                vectors = sides[name](texts)
-                times[name].append(time.perf_counter() - start)
-                cosines[name] = (vectors * reference).sum(axis=1) / (
-                    np.linalg.norm(vectors, axis=1) * np.linalg.norm(reference, axis=1))
-    base = statistics.median(times["fp32"])
-    print(f"{len(texts)} chunks; load average {os.getloadavg()[0]:.2f}")
-    print(f"{'variant':<16} {'cosine mean':>12} {'cosine min':>11} {'median s':>9} {'vs fp32':>8}")
-    for name in sides:
-        median = statistics.median(times[name])
-        print(f"{name:<16} {cosines[name].mean():>12.5f} {cosines[name].min():>11.5f} "
-              f"{median:>9.2f} {base / median:>7.2f}x")
+        # The shipped row makes its export in a cache of its own, as a new user would.
+        os.environ["PERSONALENS_CACHE_DIR"] = str(Path(scratch) / "cache")
+        measure(args, Path(scratch))
+
+
+def measure(args, work: Path) -> None:
+    noises = ["0.0", "0.7"] if args.quick else NOISES
+    sets = [released(noises)] + ([] if args.quick else [load_population(args.population)])
+    bench = Workbench(work)
+    ranking: list[str] = []
+
+    def ranked() -> list[str]:
+        if not ranking:
+            sample = random.Random(1).sample(released(["0.7"]).texts()[0], SENSITIVITY_CHUNKS)
+            effects = bench.sensitivity(sample)
+            print("weight MatMuls by their effect alone (mean 1 - cosine to fp32), top 8:")
+            for node, effect in effects[:8]:
+                print(f"  {effect:.5f}  {node}")
+            ranking.extend(node for node, _ in effects)
+        return ranking
+
+    names = [n for n in args.variants.split(",") if n] if args.variants != "all" else [
+        *DEFAULT, *older_variants(bench)]
+    chosen = variants(bench, names, ranked)
+    fp32 = Encoders(bench.fp32_encode, bench.fp32_encode)
+    results: dict[str, dict[str, dict]] = {}
+    for data in sets:
+        docs, queries = data.texts()
+        print(f"{data.name}: {len(docs)} distinct chunks, {len(queries)} questions, "
+              f"noise {', '.join(data.noises)}", flush=True)
+        results.setdefault("fp32", {})[data.name] = retrieval(data, Vectors(fp32, docs, queries))
+        for variant in chosen:
+            start = time.perf_counter()
+            encoders = variant.encoders(data)
+            results.setdefault(variant.name, {})[data.name] = retrieval(
+                data, Vectors(encoders, docs, queries))
+            print(f"  {variant.name}: {time.perf_counter() - start:.0f} s", flush=True)
+    speed_set = released(["0.7"])
+    docs, queries = speed_set.texts()
+    n_queries = max(1, round(args.speed_chunks * len(queries) / len(docs)))
+    sides = {"fp32": fp32, **{v.name: v.encoders(speed_set) for v in chosen}}
+    medians = speeds(sides, docs[:args.speed_chunks], queries[:n_queries], args.rounds)
+    report(results, medians, sets, args, n_queries)
+
+
+def report(results: dict, medians: dict[str, float], sets: list[DataSet], args,
+           n_queries: int) -> None:
+    print(f"\nspeed: {args.speed_chunks} chunks + {n_queries} questions, medians of "
+          f"{args.rounds}; load average {os.getloadavg()[0]:.2f}")
+    fp32 = results["fp32"]
+    for data in sets:
+        print(f"\nfp32 on {data.name}: " + ", ".join(
+            f"noise {n} recall {r:.3f} nDCG {g:.3f} (n={q})"
+            for n, (r, g, q) in fp32[data.name].items()))
+    header = "| variant | vs fp32 | " + " | ".join(
+        f"max abs Δ recall / nDCG, {d.name}" for d in sets) + " | meets target |"
+    print("\n" + header + "\n|---|---|" + "---|" * len(sets) + "---|")
+    for name, by_set in results.items():
+        if name == "fp32":
+            continue
+        speed = medians["fp32"] / medians[name]
+        cells, worst = [], 0.0
+        for data in sets:
+            dr = max(abs(by_set[data.name][n][0] - fp32[data.name][n][0]) for n in data.noises)
+            dn = max(abs(by_set[data.name][n][1] - fp32[data.name][n][1]) for n in data.noises)
+            worst = max(worst, dr, dn)
+            cells.append(f"{dr:.3f} / {dn:.3f}")
+        meets = "yes" if worst <= TARGET_DELTA + 1e-12 and speed >= TARGET_SPEED else "no"
+        print(f"| {name} | {speed:.2f} × | " + " | ".join(cells) + f" | {meets} |")
+    print("\nper noise level, Δ recall / Δ nDCG against fp32:")
+    for name, by_set in results.items():
+        if name == "fp32":
+            continue
+        for data in sets:
+            print(f"  {name:<18} {data.name:<14} " + "  ".join(
+                f"{n}: {by_set[data.name][n][0] - fp32[data.name][n][0]:+.3f}/"
+                f"{by_set[data.name][n][1] - fp32[data.name][n][1]:+.3f}"
+                for n in data.noises))
 
 
 if __name__ == "__main__":

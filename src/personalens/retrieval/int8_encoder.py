@@ -10,6 +10,14 @@ transformer is exported by `torch.onnx.export`, its weights quantised by ONNX Ru
 `quantize_dynamic` (int8 weights per output channel, activations quantised on the fly), and
 encoding runs in an `onnxruntime.InferenceSession`; pooling and normalisation are a few numpy
 lines. The export is made once per (model, settings) and kept under the cache folder.
+
+Two choices keep it ranking like fp32 (bench/int8_variants.py chose them by recall and nDCG):
+- the few weight MatMuls whose quantisation moves the vectors most stay fp32. They are found at
+  export by quantising each weight MatMul alone and measuring how far the vectors of
+  data/int8_calibration.txt move from fp32 (for MiniLM: the FFN outputs of layers 0 and 2,
+  whose inputs have a few very wide channels);
+- only documents are encoded in int8: queries are few and short, so DenseRetriever encodes them
+  with the fp32 model (SETTINGS["queries"]).
 """
 
 import hashlib
@@ -34,7 +42,10 @@ INT8_SUFFIX = "-int8"
 # Each text is run alone (see Int8Encoder.encode), which changes vectors as much as a setting.
 SETTINGS = {"exporter": "torch.onnx", "opset": 17, "attention": "eager", "weights": "QInt8",
             "per_channel": True, "ops": ["MatMul"], "matmul_const_b_only": True,
-            "quantiser": "onnxruntime.quantize_dynamic", "run": "one text per run"}
+            "quantiser": "onnxruntime.quantize_dynamic", "run": "one text per run",
+            "fp32_matmuls": 2, "sensitivity": "each weight MatMul alone, mean 1 - cosine, "
+            "data/int8_calibration.txt", "queries": "fp32"}
+CALIBRATION = Path(__file__).parent / "data" / "int8_calibration.txt"
 BACKEND = "onnx-int8"
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _POOLING = ("mean", "cls", "max")
@@ -94,13 +105,51 @@ def _export(source: str, identity: str, folder: Path) -> None:
     head = _head(model, identity)
     model[0].tokenizer.save_pretrained(folder / "tokenizer")
     fp32 = folder / "model_fp32.onnx"
-    names = export_transformer(model, fp32)
-    quantise(fp32, folder / "model_int8.onnx")
+    manifest = {"model": identity, "settings": SETTINGS, "inputs": export_transformer(model, fp32),
+                "max_seq_length": model.max_seq_length, **head}
+    effects = sensitivity(fp32, folder, manifest, calibration_texts(),
+                          model.encode(calibration_texts(), show_progress_bar=False))
+    kept = [node for node, _ in effects[:SETTINGS["fp32_matmuls"]]]
+    quantise(fp32, folder / "model_int8.onnx", nodes_to_exclude=kept)
     fp32.unlink()
-    manifest = {"model": identity, "settings": SETTINGS, "inputs": names,
-                "max_seq_length": model.max_seq_length, **head,
-                "export_seconds": round(time.perf_counter() - start, 2)}
+    manifest.update(fp32_matmuls=kept, sensitivity=dict(effects),
+                    export_seconds=round(time.perf_counter() - start, 2))
     (folder / "export.json").write_text(json.dumps(manifest, indent=2))
+
+
+def calibration_texts() -> list[str]:
+    lines = CALIBRATION.read_text(encoding="utf-8").splitlines()
+    return [line for line in lines if line.strip() and not line.startswith("#")]
+
+
+def weight_matmuls(graph: Path) -> list[str]:
+    """The MatMul nodes whose second input is a weight (the ones quantised), in graph order."""
+    import onnx
+
+    model = onnx.load(str(graph))
+    weights = {i.name for i in model.graph.initializer}
+    return [n.name for n in model.graph.node if n.op_type == "MatMul" and n.input[1] in weights]
+
+
+def sensitivity(fp32: Path, folder: Path, manifest: dict, texts: list[str],
+                reference: np.ndarray) -> list[tuple[str, float]]:
+    """Each weight MatMul's effect alone: the mean 1 - cosine between `reference` (fp32
+    vectors of `texts`) and the vectors with only that MatMul quantised; largest first.
+
+    `folder` holds the tokenizer; `manifest` the export's inputs and head. Measured end to end
+    rather than per MatMul output, because what matters is the sentence vector after every
+    later layer and the pooling.
+    """
+    effects = []
+    probe = folder / "probe.onnx"
+    for node in weight_matmuls(fp32):
+        quantise(fp32, probe, nodes_to_quantize=[node])
+        vectors = Int8Encoder(folder, graph=probe, manifest=manifest).encode(texts)
+        cosine = (vectors * reference).sum(axis=1) / (
+            np.linalg.norm(vectors, axis=1) * np.linalg.norm(reference, axis=1))
+        effects.append((node, round(float(1 - cosine.mean()), 8)))
+    probe.unlink(missing_ok=True)
+    return sorted(effects, key=lambda e: -e[1])
 
 
 def export_transformer(model, path: Path) -> list[str]:
@@ -164,17 +213,20 @@ def _head(model, identity: str) -> dict:
 class Int8Encoder:
     """Encodes like `SentenceTransformer.encode` (same signature subset) from an int8 export."""
 
-    def __init__(self, folder: Path, *, threads: int | None = None):
+    def __init__(self, folder: Path, *, threads: int | None = None, graph: Path | None = None,
+                 manifest: dict | None = None):
+        """The export in `folder`; `graph` and `manifest` stand in for its model_int8.onnx and
+        export.json while the export is being made (the sensitivity probes)."""
         import onnxruntime as ort
         from transformers import AutoTokenizer
 
-        self.manifest = json.loads((folder / "export.json").read_text())
+        self.manifest = manifest or json.loads((folder / "export.json").read_text())
         self.tokenizer = AutoTokenizer.from_pretrained(folder / "tokenizer")
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         if threads:
             options.intra_op_num_threads = threads
-        self.session = ort.InferenceSession(str(folder / "model_int8.onnx"), options,
+        self.session = ort.InferenceSession(str(graph or folder / "model_int8.onnx"), options,
                                             providers=["CPUExecutionProvider"])
 
     def encode(self, texts: list[str], **_) -> np.ndarray:

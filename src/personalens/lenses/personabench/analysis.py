@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from personalens.lenses.personabench.int8_difference import int8_differences
 from personalens.lenses.personabench.records import (
     AnswerScores,
     PersonabenchRecord,
@@ -38,6 +39,7 @@ class _Scored:
     left on disk, so summarising a large run holds a few numbers per record."""
 
     key: str
+    unit: tuple[str, str]  # (community, q_id): the question, paired across retrievers
     retriever: str
     noise: str
     category: str
@@ -48,7 +50,8 @@ class _Scored:
 
 
 def _scored(record: PersonabenchRecord, failure: ItemFailure | None = None) -> _Scored:
-    return _Scored(record.key, record.retriever, record.noise, record.category,
+    return _Scored(record.key, (record.community, record.q_id), record.retriever, record.noise,
+                   record.category,
                    record.retrieval, record.end_to_end, record.outdated_recall, failure)
 
 
@@ -114,11 +117,26 @@ def summarise(records: ItemRecords[PersonabenchRecord], *, n_planned: int,
     }
     if answered:
         metrics["noise_robustness"] = _noise_robustness(conditions)
+    differences = int8_differences(_unit_values(scored))
+    if differences:
+        metrics["int8_vs_fp32"] = differences
     if len(conditions) == 1:  # the common single-condition run reads as the issue's keys
         for section in ("retrieval", "end_to_end", "info_updating"):
             if section in conditions[0]:
                 metrics[section] = conditions[0][section]
     return metrics
+
+
+def _unit_values(scored: list[_Scored]) -> dict[tuple[str, str, str], dict]:
+    """{(retriever, noise, metric): {question: value}}: retrieval for every record, answer F1
+    for the answered ones (as the conditions' means count them)."""
+    out: dict[tuple[str, str, str], dict] = {}
+    for r in scored:
+        out.setdefault((r.retriever, r.noise, "recall"), {})[r.unit] = r.retrieval.recall
+        out.setdefault((r.retriever, r.noise, "ndcg"), {})[r.unit] = r.retrieval.ndcg
+        if r.failure is None and r.end_to_end is not None:
+            out.setdefault((r.retriever, r.noise, "f1"), {})[r.unit] = r.end_to_end.f1
+    return out
 
 
 def _noise_robustness(conditions: list[dict]) -> dict[str, float | None]:

@@ -42,6 +42,29 @@ class Condition(pydantic.BaseModel):
         return f"{self.retriever} @ noise {self.noise:g}"
 
 
+class Int8Difference(pydantic.BaseModel):
+    """int8 − fp32 of one metric at one noise level, paired over the questions both scored."""
+
+    int8: str
+    fp32: str
+    noise: float
+    metric: str  # recall, ndcg or f1
+    int8_value: float
+    fp32_value: float
+    diff: float
+    ci_low: float | None
+    ci_high: float | None
+    p: float | None
+    p_holm: float | None  # Holm-adjusted across the run's int8_vs_fp32 rows
+    test: str
+    n: int
+    changed: int  # questions whose value differs between the two
+
+    @property
+    def label(self) -> str:
+        return f"{self.int8} − {self.fp32} @ noise {self.noise:g}"
+
+
 class PersonabenchMetrics(Metrics):
     n_planned: int
     n_recorded: int
@@ -54,6 +77,8 @@ class PersonabenchMetrics(Metrics):
     retrieval: dict[str, Scores] | None = None
     end_to_end: dict[str, Scores] | None = None
     info_updating: InfoUpdating | None = None
+    # Each <retriever>-int8 against its fp32 retriever, when a run has both.
+    int8_vs_fp32: list[Int8Difference] | None = None
 
     def headlines(self) -> list[str]:
         lines = []
@@ -64,7 +89,16 @@ class PersonabenchMetrics(Metrics):
             if c.end_to_end is not None:
                 line += f"; answer F1 {_fmt(c.end_to_end['overall'].f1)}"
             lines.append(line)
+        by_label: dict[str, list[str]] = {}
+        for d in self.int8_vs_fp32 or []:
+            by_label.setdefault(d.label, []).append(
+                f"{_NAMES[d.metric]} {d.diff:+.3f} ({_fmt(d.ci_low)} to {_fmt(d.ci_high)}, "
+                f"{d.changed}/{d.n} changed)")
+        lines += [f"{label}: {'; '.join(parts)}" for label, parts in by_label.items()]
         return lines
+
+
+_NAMES = {"recall": "recall", "ndcg": "nDCG", "f1": "F1"}
 
 
 def _fmt(value: float | None) -> str:

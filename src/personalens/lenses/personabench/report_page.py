@@ -7,7 +7,12 @@ from dataclasses import dataclass
 
 from personalens.lenses.personabench.analysis import CATEGORIES
 from personalens.lenses.personabench.answering import ANSWER_PARAMS, answer_messages, prompt_digest
-from personalens.lenses.personabench.metrics import Condition, PersonabenchMetrics, Scores
+from personalens.lenses.personabench.metrics import (
+    Condition,
+    Int8Difference,
+    PersonabenchMetrics,
+    Scores,
+)
 from personalens.lenses.personabench.records import PersonabenchRecord
 from personalens.lenses.personabench.scoring import answer_words
 from personalens.population.release_reader import Community, Session
@@ -32,6 +37,8 @@ def report_sections(report: HtmlReport, metrics: PersonabenchMetrics) -> None:
     _retrieval_section(report, conditions)
     if any(c.end_to_end is not None for c in conditions):
         _end_to_end_section(report, conditions, metrics.noise_robustness or {})
+    if metrics.int8_vs_fp32:
+        _int8_section(report, metrics.int8_vs_fp32)
 
 
 def _ci(scores: Scores, name: str) -> str | None:
@@ -82,6 +89,19 @@ def _end_to_end_section(report: HtmlReport, conditions: list[Condition],
         report.heading("Noise robustness", level=3)
         report.table(["retriever", "1 − (F1 at lowest noise − F1 at highest)"],
                      sorted(robustness.items()))
+
+
+def _int8_section(report: HtmlReport, rows: list[Int8Difference]) -> None:
+    report.heading("What int8 costs here")
+    report.paragraph(
+        "Each int8 retriever against its fp32 retriever on the same questions: the difference "
+        "int8 − fp32 of the mean, its paired bootstrap 95% CI, the sign-flip test's p (raw and "
+        "Holm-adjusted across this table) and how many questions changed value at all.")
+    report.table(["pair", "noise", "metric", "int8", "fp32", "int8 − fp32", "95% CI", "p",
+                  "p (Holm)", "changed", "n"],
+                 [[f"{d.int8} − {d.fp32}", d.noise, d.metric, d.int8_value, d.fp32_value,
+                   d.diff, _bounds(d.ci_low, d.ci_high), d.p, d.p_holm, d.changed, d.n]
+                  for d in rows])
 
 
 def _bounds(low: float | None, high: float | None) -> str | None:
