@@ -408,10 +408,21 @@ def measure(args, work: Path) -> None:
     report(results, medians, sets, args, n_queries)
 
 
+def cpu() -> str:
+    """The CPU's name and whether it has VNNI (int8 dot products), which sets int8's gain."""
+    info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    name = next((line.split(":", 1)[1].strip() for line in info.splitlines()
+                 if line.startswith("model name")), "unknown CPU")
+    flags = next((line.split(":", 1)[1].split() for line in info.splitlines()
+                  if line.startswith("flags")), [])
+    vnni = [f for f in flags if "vnni" in f]
+    return f"{name}; {', '.join(vnni) if vnni else 'no VNNI'}; {os.cpu_count()} CPUs"
+
+
 def report(results: dict, medians: dict[str, float], sets: list[DataSet], args,
            n_queries: int) -> None:
     print(f"\nspeed: {args.speed_chunks} chunks + {n_queries} questions, medians of "
-          f"{args.rounds}; load average {os.getloadavg()[0]:.2f}")
+          f"{args.rounds}; load average {os.getloadavg()[0]:.2f}; {cpu()}")
     fp32 = results["fp32"]
     for data in sets:
         print(f"\nfp32 on {data.name}: " + ", ".join(
