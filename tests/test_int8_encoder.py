@@ -7,7 +7,7 @@ import onnx
 import pytest
 
 from personalens.errors import InputError
-from personalens.retrieval import DenseRetriever, get_retriever, int8_encoder
+from personalens.retrieval import DenseRetriever, Document, get_retriever, int8_encoder
 from personalens.retrieval.embedding_cache import EmbeddingCache
 
 
@@ -46,6 +46,16 @@ def test_export_key_changes_with_model_and_settings(monkeypatch):
     monkeypatch.setitem(int8_encoder.SETTINGS, "per_channel", False)
     assert int8_encoder.export_key("m") != a
     assert int8_encoder.cache_identity("m") != identity  # cached vectors follow the settings
+    monkeypatch.setitem(int8_encoder.SETTINGS, "per_channel", True)
+    assert int8_encoder.export_key("m") == a
+
+
+def test_export_key_changes_with_the_calibration_texts(monkeypatch, tmp_path):
+    a = int8_encoder.export_key("m")
+    edited = tmp_path / "calibration.txt"
+    edited.write_bytes(int8_encoder.CALIBRATION.read_bytes() + b"One more sentence.\n")
+    monkeypatch.setattr(int8_encoder, "CALIBRATION", edited)
+    assert int8_encoder.export_key("m") != a  # they choose the fp32 MatMuls
 
 
 @pytest.mark.slow
@@ -78,6 +88,9 @@ def test_int8_minilm_is_close_to_fp32_and_cached_apart(tmp_path, monkeypatch):
     query = int8.encode(texts[:1], is_query=True)
     np.testing.assert_array_equal(query, fp32.encode(texts[:1]))
     assert not np.allclose(query, b[:1], atol=1e-4)
+    # A search scores fp32 query vectors against int8 document vectors.
+    index = int8.index([Document(str(i), t) for i, t in enumerate(texts[:3])])
+    np.testing.assert_allclose(index.scores(texts[1:2]), a[1:2] @ b[:3].T, atol=1e-6)
     fresh = DenseRetriever("minilm-int8", cache=EmbeddingCache(tmp_path / "q.sqlite"))
     np.testing.assert_allclose(fresh.encode(texts[1:2], is_query=True), a[1:2], atol=1e-6)
     assert fresh.encoded_texts == 0 and fresh.query_retriever().encoded_texts == 1

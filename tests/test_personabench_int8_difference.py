@@ -17,6 +17,7 @@ from personalens.lenses.personabench.records import (
 )
 from personalens.lenses.personabench.report_page import report_sections
 from personalens.report import HtmlReport
+from personalens.runs import ItemRecords
 
 
 def test_each_int8_retriever_pairs_with_its_fp32_retriever_when_both_run():
@@ -90,6 +91,34 @@ def test_f1_is_paired_over_the_questions_both_answered():
     rows = summarise(records, n_planned=4, answered=True)["int8_vs_fp32"]
     f1 = next(r for r in rows if r["metric"] == "f1")
     assert f1["diff"] == pytest.approx(-0.375) and f1["changed"] == 1 and f1["n"] == 2
+
+
+def test_questions_pair_within_their_community():
+    # Two communities reuse the q_ids (the release numbers questions per community); pairing
+    # on q_id alone would mix them up and find no change.
+    records = [_record("minilm", "0.0", "q0", 1.0, 1.0, community="a"),
+               _record("minilm", "0.0", "q0", 0.0, 0.0, community="b"),
+               _record("minilm-int8", "0.0", "q0", 0.0, 0.0, community="a"),
+               _record("minilm-int8", "0.0", "q0", 1.0, 1.0, community="b")]
+    recall = summarise(records, n_planned=4, answered=False)["int8_vs_fp32"][0]
+    assert recall["n"] == 2 and recall["changed"] == 2 and recall["diff"] == 0.0
+
+
+def test_a_failed_answer_keeps_its_retrieval_in_the_table_but_not_its_f1():
+    ok = [_record("minilm", "0.0", "q0", 1.0, 1.0, f1=1.0),
+          _record("minilm", "0.0", "q1", 0.0, 0.0, f1=0.0),
+          _record("minilm-int8", "0.0", "q0", 1.0, 1.0, f1=0.5)]
+    # q1 under int8: retrieved (recall 1), then answering failed for good.
+    failed = _record("minilm-int8", "0.0", "q1", 1.0, 1.0)
+    lines = [{"key": r.key, "status": "ok", "schema": r.schema_tag(), **r.fields()} for r in ok]
+    lines.append({"key": failed.key, "status": "failed", "schema": failed.schema_tag(),
+                  "error": {"kind": "model_error", "message": "down", "attempts": 6},
+                  **failed.fields()})
+    records = ItemRecords.from_lines(lines, PersonabenchRecord)
+    rows = {r["metric"]: r for r in summarise(records, n_planned=4,
+                                              answered=True)["int8_vs_fp32"]}
+    assert rows["recall"]["n"] == 2 and rows["recall"]["diff"] == pytest.approx(0.5)
+    assert rows["f1"]["n"] == 1 and rows["f1"]["diff"] == pytest.approx(-0.5)
 
 
 def test_a_run_without_both_sides_has_no_table():

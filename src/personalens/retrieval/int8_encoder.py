@@ -43,9 +43,12 @@ INT8_SUFFIX = "-int8"
 SETTINGS = {"exporter": "torch.onnx", "opset": 17, "attention": "eager", "weights": "QInt8",
             "per_channel": True, "ops": ["MatMul"], "matmul_const_b_only": True,
             "quantiser": "onnxruntime.quantize_dynamic", "run": "one text per run",
-            "fp32_matmuls": 2, "sensitivity": "each weight MatMul alone, mean 1 - cosine, "
-            "data/int8_calibration.txt", "queries": "fp32"}
+            "fp32_matmuls": 2, "sensitivity": "each weight MatMul alone, mean 1 - cosine to the "
+            "fp32 graph, data/int8_calibration.txt"}
 CALIBRATION = Path(__file__).parent / "data" / "int8_calibration.txt"
+# Which model encodes an int8 retriever's queries (DenseRetriever). Not part of the export key:
+# it changes no document vector.
+QUERIES = "fp32"
 BACKEND = "onnx-int8"
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _POOLING = ("mean", "cls", "max")
@@ -63,7 +66,10 @@ def split_int8(name: str) -> tuple[str, bool]:
 
 
 def export_key(identity: str) -> str:
-    blob = json.dumps({"model": identity, **SETTINGS}, sort_keys=True)
+    # The calibration texts choose the fp32 MatMuls, so editing them makes a new export.
+    calibration = hashlib.sha256(CALIBRATION.read_bytes()).hexdigest()
+    blob = json.dumps({"model": identity, **SETTINGS, "calibration": calibration},
+                      sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -107,8 +113,7 @@ def _export(source: str, identity: str, folder: Path) -> None:
     fp32 = folder / "model_fp32.onnx"
     manifest = {"model": identity, "settings": SETTINGS, "inputs": export_transformer(model, fp32),
                 "max_seq_length": model.max_seq_length, **head}
-    effects = sensitivity(fp32, folder, manifest, calibration_texts(),
-                          model.encode(calibration_texts(), show_progress_bar=False))
+    effects = sensitivity(fp32, folder, manifest, calibration_texts(), folder / "probe.onnx")
     kept = [node for node, _ in effects[:SETTINGS["fp32_matmuls"]]]
     quantise(fp32, folder / "model_int8.onnx", nodes_to_exclude=kept)
     fp32.unlink()
@@ -132,23 +137,26 @@ def weight_matmuls(graph: Path) -> list[str]:
 
 
 def sensitivity(fp32: Path, folder: Path, manifest: dict, texts: list[str],
-                reference: np.ndarray) -> list[tuple[str, float]]:
-    """Each weight MatMul's effect alone: the mean 1 - cosine between `reference` (fp32
-    vectors of `texts`) and the vectors with only that MatMul quantised; largest first.
+                probe: Path) -> list[tuple[str, float]]:
+    """Each weight MatMul's effect alone: the mean 1 - cosine between the fp32 graph's vectors
+    of `texts` and the vectors with only that MatMul quantised; largest first.
 
-    `folder` holds the tokenizer; `manifest` the export's inputs and head. Measured end to end
-    rather than per MatMul output, because what matters is the sentence vector after every
-    later layer and the pooling.
+    `folder` holds the tokenizer; `manifest` the export's inputs and head; `probe` is where
+    each one-MatMul graph is written (and removed). Both sides run in ONNX Runtime, one text
+    at a time, so only quantisation differs. Measured end to end rather than at the MatMul's
+    output, because what matters is the sentence vector after every later layer and pooling.
     """
+    reference = Int8Encoder(folder, graph=fp32, manifest=manifest).encode(texts)
     effects = []
-    probe = folder / "probe.onnx"
-    for node in weight_matmuls(fp32):
-        quantise(fp32, probe, nodes_to_quantize=[node])
-        vectors = Int8Encoder(folder, graph=probe, manifest=manifest).encode(texts)
-        cosine = (vectors * reference).sum(axis=1) / (
-            np.linalg.norm(vectors, axis=1) * np.linalg.norm(reference, axis=1))
-        effects.append((node, round(float(1 - cosine.mean()), 8)))
-    probe.unlink(missing_ok=True)
+    try:
+        for node in weight_matmuls(fp32):
+            quantise(fp32, probe, nodes_to_quantize=[node])
+            vectors = Int8Encoder(folder, graph=probe, manifest=manifest).encode(texts)
+            cosine = (vectors * reference).sum(axis=1) / (
+                np.linalg.norm(vectors, axis=1) * np.linalg.norm(reference, axis=1))
+            effects.append((node, round(float(1 - cosine.mean()), 8)))
+    finally:
+        probe.unlink(missing_ok=True)
     return sorted(effects, key=lambda e: -e[1])
 
 

@@ -29,12 +29,14 @@ def int8_pairs(retrievers: Iterable[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def int8_differences(values: dict[tuple[str, str, str], dict[str, float]],
+def int8_differences(values: dict[tuple[str, str, str], dict[tuple[str, str], float]],
                      seed: int = 0) -> list[dict]:
     """The table of paired differences.
 
-    `values` maps (retriever, noise, metric) to {question unit: value}; a metric a condition
-    did not score (F1 in a retrieval-only run) is simply absent.
+    `values` maps (retriever, noise, metric) to {(community, q_id): value}; a metric a
+    condition did not score (F1 in a retrieval-only run) is simply absent. An int8 retriever
+    is named by its fp32 retriever's name plus `-int8` (so `hybrid:bm25+minilm-int8` pairs with
+    `hybrid:bm25+minilm`).
     """
     retrievers = {retriever for retriever, _, _ in values}
     noises = sorted({noise for _, noise, _ in values}, key=float)
