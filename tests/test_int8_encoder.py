@@ -96,19 +96,20 @@ def test_int8_minilm_is_close_to_fp32_and_cached_apart(tmp_path, monkeypatch):
     assert fresh.encoded_texts == 0 and fresh.query_retriever().encoded_texts == 1
 
     folder = int8_encoder.export_folder(fp32.identity)
-    # The two weight MatMuls whose quantisation alone moves the calibration vectors most stay
-    # fp32 (for MiniLM the FFN outputs of layers 0 and 2, as bench/int8_variants.py found);
-    # every other weight MatMul is quantised.
+    # The weight MatMul whose quantisation alone moves the calibration vectors most stays fp32
+    # (for MiniLM the FFN output of layer 0, as bench/int8_variants.py found on the released
+    # data; then those of layers 2 and 1); every other weight MatMul is quantised.
     manifest = json.loads((folder / "export.json").read_text())
     kept, effects = manifest["fp32_matmuls"], manifest["sensitivity"]
-    assert kept == ["/inner/encoder/layer.0/output/dense/MatMul",
-                    "/inner/encoder/layer.2/output/dense/MatMul"]
+    assert kept == ["/inner/encoder/layer.0/output/dense/MatMul"]
+    ranked = sorted(effects, key=effects.get, reverse=True)
+    assert ranked[1:3] == [f"/inner/encoder/layer.{i}/output/dense/MatMul" for i in (2, 1)]
     assert len(effects) == 36 and min(effects[k] for k in kept) > max(
         v for n, v in effects.items() if n not in kept)
     graph = onnx.load(str(folder / "model_int8.onnx")).graph
     weights = {i.name for i in graph.initializer}
     assert sorted(n.name for n in graph.node
-                  if n.op_type == "MatMul" and n.input[1] in weights) == kept
+                  if n.op_type == "MatMul" and n.input[1] in weights) == sorted(kept)
     assert not (folder / "probe.onnx").exists()
     # The layers' weights are int8; the fp32 embedding table (47 MB) is most of the rest.
     assert (folder / "model_int8.onnx").stat().st_size < 65e6  # the fp32 export is 90 MB
