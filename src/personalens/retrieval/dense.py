@@ -3,7 +3,7 @@
 Search is inner product over unnormalised embeddings, as PersonaBench's release does (MiniLM
 normalises its own output, so there this equals cosine). A name ending in `-int8` encodes
 documents with the quantised ONNX Runtime backend (retrieval.int8_encoder) instead of fp32
-torch, and queries with the fp32 model (int8_encoder.QUERIES).
+torch, and queries with the fp32 model.
 """
 
 import functools
@@ -66,7 +66,7 @@ class DenseRetriever(Unheld):
 
         An int8 retriever's queries go to its fp32 model: they cost little, and their int8
         error is half of what moved rankings (bench/int8_variants.py)."""
-        if is_query and self.int8 and int8_encoder.QUERIES == "fp32":
+        if is_query and self.int8:
             return self.query_retriever().encode(texts)
         if not texts:
             return np.zeros((0, 0), np.float32)

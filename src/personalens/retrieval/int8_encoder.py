@@ -17,7 +17,8 @@ Two choices keep it ranking like fp32 (bench/int8_variants.py chose them by reca
   alone and measuring how far the vectors of data/int8_calibration.txt move from fp32 (for
   MiniLM the FFN output of layer 0, whose input has a few very wide channels);
 - only documents are encoded in int8: queries are few and short, so DenseRetriever encodes them
-  with the fp32 model (QUERIES).
+  with the fp32 model (DenseRetriever.encode; not part of the export key, as it changes no
+  document vector).
 """
 
 import hashlib
@@ -46,9 +47,6 @@ SETTINGS = {"exporter": "torch.onnx", "opset": 17, "attention": "eager", "weight
             "fp32_matmuls": 1, "sensitivity": "each weight MatMul alone, mean 1 - cosine to the "
             "fp32 graph, data/int8_calibration.txt"}
 CALIBRATION = Path(__file__).parent / "data" / "int8_calibration.txt"
-# Which model encodes an int8 retriever's queries (DenseRetriever). Not part of the export key:
-# it changes no document vector.
-QUERIES = "fp32"
 BACKEND = "onnx-int8"
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _POOLING = ("mean", "cls", "max")
