@@ -7,15 +7,19 @@ import typer
 
 from personalens.cli import demo_command
 from personalens.cli.declared_command import declared, example_epilog, lens_app
+from personalens.cli.default_group import DefaultCommandGroup
+from personalens.cli.model_options import model_roles
 from personalens.compare.command import compare_command
 from personalens.errors import InputError
 from personalens.inspect_tasks.import_command import (
     IMPORT_INSPECT_EXAMPLE,
     import_inspect_command,
 )
+from personalens.judge_audit import command as judge_audit
 from personalens.lenses import LENSES
 from personalens.lenses.commands import DeclaredCommand, lens_commands
 from personalens.models import ModelCallFailed
+from personalens.models.role_set import Role
 from personalens.scorecard.command import scorecard_command
 
 app = typer.Typer(help="personalens: measure how well AI assistants understand, find, ask for "
@@ -60,6 +64,18 @@ app.command(epilog=example_epilog(EXAMPLES["demo"]))(demo_command.demo)
 app.command("compare", epilog=example_epilog(EXAMPLES["compare"]))(compare_command)
 app.command("scorecard", epilog=example_epilog(EXAMPLES["scorecard"]))(scorecard_command)
 app.command("import-inspect", epilog=example_epilog(IMPORT_INSPECT_EXAMPLE))(import_inspect_command)
+audit_app = typer.Typer(
+    cls=DefaultCommandGroup, no_args_is_help=True, rich_markup_mode=None,
+    help="How far the LLM judges that scored a prefdisco or prisk run can be trusted. "
+         "`judge-audit RUN --out DIR` audits (the `run` command); `judge-audit export RUN "
+         "--out labels.csv` writes verdicts for people to label.",
+    epilog=example_epilog(judge_audit.AUDIT_EXAMPLE))
+audit_app.command("run", epilog=example_epilog(judge_audit.AUDIT_EXAMPLE))(model_roles(
+    Role("judge", "judge", None, "Judge model(s) to audit, comma-separated. Default: the "
+                                 "judge(s) the run used, at the endpoint it recorded."))(
+    judge_audit.audit))
+audit_app.command("export", epilog=example_epilog(judge_audit.EXPORT_EXAMPLE))(judge_audit.export)
+app.add_typer(audit_app, name="judge-audit")
 
 
 def main() -> None:

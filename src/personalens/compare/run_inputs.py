@@ -10,7 +10,7 @@ from typing import Any
 from personalens.errors import InputError
 from personalens.lenses.commands import Comparison, comparable_commands, resolve
 from personalens.runs import METRICS, RECORDS, ItemRecords
-from personalens.runs.run_directory import MANIFEST
+from personalens.runs.run_directory import read_run_manifest, run_command
 
 
 @dataclass
@@ -44,7 +44,7 @@ def load_runs(paths: list[Path], *, shared_items: bool = False,
     (the scorecard names systems itself: two of them may share a model or a retriever)."""
     if len(paths) < 2:
         raise InputError("compare takes at least two run directories")
-    manifests = [_manifest(path) for path in paths]
+    manifests = [read_run_manifest(path) for path in paths]
     command = _one_command(paths, manifests)
     comparison: Comparison = resolve(_comparison(command))
     _same_data(paths, manifests, shared_items)
@@ -78,25 +78,8 @@ def _systems(comparison: Comparison, records: ItemRecords, manifest: dict,
         raise InputError(str(exc), where=str(path)) from None
 
 
-def _manifest(path: Path) -> dict:
-    try:
-        manifest = json.loads((path / MANIFEST).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(f"not a run directory (no readable {MANIFEST}: "
-                         f"{type(exc).__name__})", where=str(path)) from None
-    if not isinstance(manifest, dict) or not (path / RECORDS).is_file():
-        raise InputError(f"not a run directory (no {RECORDS})", where=str(path))
-    return manifest
-
-
-def _command(manifest: dict) -> str:
-    config = manifest.get("config")
-    return str((config if isinstance(config, dict) else {}).get("command")
-               or manifest.get("command") or "?")
-
-
 def _one_command(paths: list[Path], manifests: list[dict]) -> str:
-    commands = {_command(m): path for path, m in zip(paths, manifests, strict=True)}
+    commands = {run_command(m): path for path, m in zip(paths, manifests, strict=True)}
     if len(commands) > 1:
         raise InputError("runs of different commands cannot be compared: " + "; ".join(
             f"{path}: {command}" for command, path in commands.items()))

@@ -38,6 +38,9 @@ class DeclaredCommand:
     # command's --dry-run (what a run would call, without calling a model); None: no dry run.
     dry_run: str | None = None
     example: str = ""  # one command line, the last thing its --help shows
+    # "module:Class", a `lenses.judged.JudgedRun` of this command's runs: its verdicts are
+    # LLM judges' (`personalens judge-audit`); None: no judged figure.
+    judged: str | None = None
 
     def options_model(self):
         return resolve(self.options)
@@ -71,6 +74,13 @@ def comparable_commands() -> dict[str, DeclaredCommand]:
     return {f"{lens} {command.name}": command for lens in LENSES
             for command in lens_commands(lens).commands
             if isinstance(command, DeclaredCommand) and command.comparison}
+
+
+def judged_commands() -> dict[str, DeclaredCommand]:
+    """The run commands whose figures LLM judges score (`personalens judge-audit`), by name."""
+    return {f"{lens} {command.name}": command for lens in LENSES
+            for command in lens_commands(lens).commands
+            if isinstance(command, DeclaredCommand) and command.judged}
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,28 @@ from personalens.models.completion import Message
 from personalens.runs.failures import RecordedFailure
 
 ScoringMode = Literal["strict", "release"]
+# "a" is the wording every run uses; "b" says the same in other words, so the judge audit can
+# see whether a judge's scores depend on how the rubric is phrased (docs/judges.md).
+Wording = Literal["a", "b"]
 SCALE = (1, 5)
 
-_SYSTEM = ("You grade one response against one rubric criterion. Reply with a JSON object only: "
-           '{"score": <integer 1-5>, "justification": "<one or two sentences>"}.')
+_SYSTEM = {
+    "a": ("You grade one response against one rubric criterion. Reply with a JSON object only: "
+          '{"score": <integer 1-5>, "justification": "<one or two sentences>"}.'),
+    "b": ("Your task is to rate a single answer on a single rubric dimension. Answer with nothing "
+          'but a JSON object: {"score": <whole number from 1 to 5>, "justification": '
+          '"<a sentence or two>"}.'),
+}
+_LABELS = {  # criterion, measures, levels, preference, reason, material, response, instruction
+    "a": ("Criterion", "What it measures", "Levels", "This user's preference",
+          "Why it matters to them", "Material for grading", "Response to grade",
+          "Compare the response with each level, pick the level it reaches, and reply with the "
+          "JSON object only."),
+    "b": ("Rubric dimension", "What is assessed", "Anchored scores", "What this user prefers",
+          "The user's reason", "Context for the rating", "Answer to rate",
+          "Read the answer, decide which anchored score it reaches, and answer with the JSON "
+          "object alone."),
+}
 
 # A judge that decodes under the schema (a local model) gets its justification bounded: left
 # unbounded, a small model repeats a sentence until max_tokens cuts the JSON off, and at a fixed
@@ -84,29 +102,36 @@ class UnparseableVerdict(RecordedFailure):
                          f"judge reply for {criterion!r} holds no JSON object: {raw[:120]!r}")
 
 
-def judge_prompt(criterion: RubricCriterion, response: str) -> list[Message]:
+def judge_prompt(criterion: RubricCriterion, response: str, *, wording: Wording = "a",
+                 swapped: bool = False) -> list[Message]:
+    """The judge's request. `swapped` puts the response before the material (where the material
+    holds a second text, such as framing's reference answer, the two texts change places)."""
+    (name, measures, levels_label, preference, reason, material, graded,
+     instruction) = _LABELS[wording]
     levels = "\n".join(f"- {level.get('score')}: {level.get('description', '')}"
                        for level in criterion.levels) or "- (no anchored levels given)"
-    user = [f"Criterion: {criterion.name}", f"What it measures: {criterion.description}",
-            f"Levels:\n{levels}"]
+    user = [f"{name}: {criterion.name}", f"{measures}: {criterion.description}",
+            f"{levels_label}:\n{levels}"]
     if criterion.value is not None:
-        user.append(f"This user's preference: {criterion.value}")
+        user.append(f"{preference}: {criterion.value}")
     if criterion.context:
-        user.append(f"Why it matters to them: {criterion.context}")
+        user.append(f"{reason}: {criterion.context}")
+    texts = [f"{graded}:\n<<<\n{response}\n>>>"]
     if criterion.material:
-        user.append(f"Material for grading:\n{criterion.material}")
-    user.append(f"Response to grade:\n<<<\n{response}\n>>>")
-    user.append("Compare the response with each level, pick the level it reaches, and reply "
-                "with the JSON object only.")
-    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": "\n\n".join(user)}]
+        texts.insert(len(texts) if swapped else 0, f"{material}:\n{criterion.material}")
+    user += [*texts, instruction]
+    return [{"role": "system", "content": _SYSTEM[wording]},
+            {"role": "user", "content": "\n\n".join(user)}]
 
 
 async def judge_criterion(model: ChatModel, criterion: RubricCriterion, response: str, *,
                           mode: ScoringMode = "strict", attempts: int = 3,
                           temperature: float = 0.0, seed: int = 0,
-                          max_tokens: int = 400) -> Verdict:
-    """Score `response` on `criterion`. Model-call failures propagate as `ModelCallFailed`."""
-    messages = judge_prompt(criterion, response)
+                          max_tokens: int = 400, wording: Wording = "a",
+                          swapped: bool = False) -> Verdict:
+    """Score `response` on `criterion`. Model-call failures propagate as `ModelCallFailed`.
+    `wording` and `swapped` are the judge audit's variants of the request (`judge_prompt`)."""
+    messages = judge_prompt(criterion, response, wording=wording, swapped=swapped)
     schema = _BOUNDED_VERDICT_SCHEMA if model.constrains_output else _VERDICT_SCHEMA
     params = {"temperature": temperature, "response_format": schema, "max_tokens": max_tokens}
     if mode == "release":

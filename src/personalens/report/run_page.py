@@ -4,12 +4,13 @@ failures, model usage, and where the numbers come from."""
 from collections.abc import Callable
 
 from personalens.report.html_report import HtmlReport
+from personalens.report.markup import Markup, tag
 from personalens.report.question_browser import BrowserItems
 
 
 def run_page(title: str, tally, manifest, *, summary: str,
              sections: Callable[[HtmlReport], None],
-             browser: BrowserItems | None = None) -> str:
+             browser: BrowserItems | None = None, judge_note: str | None = None) -> str:
     """`summary` is one line about the data and model; `sections` adds the lens's own parts.
 
     `tally` is the harness's count (`runs.Tally`): its `failures` are `runs.ItemFailure`s per
@@ -18,6 +19,8 @@ def run_page(title: str, tally, manifest, *, summary: str,
     """
     report = HtmlReport(title)
     report.paragraph(f"{summary} · status: {manifest.status.upper()}")
+    if judge_note is not None:  # a judged run: how far its judge can be trusted
+        report.markup(note_markup(judge_note))
     sections(report)
     if browser is not None and browser.entries:
         report.browser(browser.entries, browser.facets, total=browser.total,
@@ -29,6 +32,11 @@ def run_page(title: str, tally, manifest, *, summary: str,
                      "(one line per item or step); manifest.json holds the command, "
                      "configuration, package versions, dataset hash and model usage.")
     return report.render()
+
+
+def note_markup(text: str) -> Markup:
+    """The judge-audit line, as `runs.judge_note` finds it again to rewrite it."""
+    return tag("p", text, id="judge-audit")
 
 
 def _failures(report: HtmlReport, failures: list, step_failures: list) -> None:

@@ -21,6 +21,7 @@ from personalens.errors import InputError
 from personalens.report.run_page import run_page
 from personalens.runs.failures import ItemFailure, RecordedFailure
 from personalens.runs.item_records import ItemRecords
+from personalens.runs.judge_note import judge_note
 from personalens.runs.lens import Lens, Metrics, RunContext, Tally
 from personalens.runs.progress import ItemProgress
 from personalens.runs.provenance import package_versions
@@ -109,7 +110,8 @@ async def _lifecycle(lens: Lens, run: RunDirectory, progress: ItemProgress) -> O
     run.manifest.status = "complete" if tally.complete else "incomplete"  # for the report
     report = run_page(lens.title, tally, run.manifest, summary=lens.summary_line(metrics),
                       sections=lambda page: lens.report_sections(page, metrics, records),
-                      browser=lens.browser(records))
+                      browser=lens.browser(records),
+                      judge_note=judge_note(run.path) if lens.judged else None)
     run.write_outputs(metrics.to_json(), report)
     return Outcome(metrics, run.path, tally)
 

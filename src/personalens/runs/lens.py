@@ -120,6 +120,7 @@ class Lens(ABC, Generic[Options, Record, M]):
     title = "personalens"  # the report's title
     concurrency = 32  # items in flight at once
     record_model: ClassVar[type[LensRecord]] = LensRecord
+    judged: ClassVar[bool] = False  # LLM judges score it: its report says if they were audited
 
     def __init__(self, options: Options, prices: dict[str, tuple[float, float]] | None = None):
         self.options = options

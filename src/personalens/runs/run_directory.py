@@ -227,3 +227,24 @@ def _now() -> str:
 def record_line(record: dict[str, Any]) -> str:
     """A record as records.jsonl holds it (one line, keys sorted)."""
     return json.dumps(record, ensure_ascii=False, sort_keys=True)
+
+
+def read_run_manifest(path: Path) -> dict[str, Any]:
+    """A finished or unfinished run's manifest, for a reader of runs (compare, judge-audit);
+    InputError (one line) when `path` is not a run directory."""
+    try:
+        manifest = json.loads((path / MANIFEST).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"not a run directory (no readable {MANIFEST}: "
+                         f"{type(exc).__name__})", where=str(path)) from None
+    if not isinstance(manifest, dict) or not (path / RECORDS).is_file():
+        raise InputError(f"not a run directory (no {RECORDS})", where=str(path))
+    return manifest
+
+
+def run_command(manifest: dict[str, Any]) -> str:
+    """The command a run's manifest says it ran ("prisk eval"); "?" when it says none."""
+    config = manifest.get("config")
+    return str((config if isinstance(config, dict) else {}).get("command")
+               or manifest.get("command") or "?")
+

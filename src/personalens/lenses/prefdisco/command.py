@@ -34,6 +34,7 @@ class PrefdiscoEval(Lens[EvalOptions, PrefdiscoRecord, PrefdiscoMetrics]):
     name = "prefdisco"
     title = "personalens · PrefDisco evaluation"
     record_model = PrefdiscoRecord
+    judged = True
 
     def __init__(self, options: EvalOptions):
         """Validates the data and every model spec before any run directory exists."""

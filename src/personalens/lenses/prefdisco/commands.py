@@ -14,6 +14,7 @@ LENS = LensCommands(
                         "preferences given (oracle); a judge scores each answer against the "
                         "user's preferences (PrefAlign, NormAlign) and for correctness.",
                         comparison="personalens.lenses.prefdisco.comparison:COMPARISON",
+                        judged="personalens.lenses.prefdisco.judged_run:PrefdiscoJudgedRun",
                         dry_run="personalens.lenses.prefdisco.call_plan:plan_calls",
                         example="personalens prefdisco eval --data runs/pd-data/data --turns 3 "
                                 "--out runs/pd-eval"),

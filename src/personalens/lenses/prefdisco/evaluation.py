@@ -31,7 +31,12 @@ from personalens.lenses.prefdisco.simulated_user import user_instructions
 from personalens.models import ChatModel, complete_structured, schema_bounded
 from personalens.models.completion import Message
 from personalens.models.dialogue import DialogueResult, SimulatedUser, Steps, run_dialogue
-from personalens.models.rubric_judge import RubricCriterion, UnparseableVerdict, judge_criterion
+from personalens.models.rubric_judge import (
+    RubricCriterion,
+    UnparseableVerdict,
+    Wording,
+    judge_criterion,
+)
 from personalens.runs import RecordedFailure
 from personalens.runs.settled import gather_settled
 
@@ -103,14 +108,24 @@ def correctness_is_judged(problem: Problem) -> bool:
     return problem.kind == "open"
 
 
-def correctness_messages(problem: Problem, response: str) -> list[Message]:
+_CORRECTNESS = {  # (system, question, reference, answer): "b" is the judge audit's rewording
+    "a": ("You check whether an answer reaches the reference answer. Reply with JSON "
+          '{"correct": true|false, "justification": "..."}.', "Question", "Reference answer",
+          "Answer to check"),
+    "b": ("Decide if the given answer arrives at the same result as the reference. Answer with "
+          'JSON {"correct": true|false, "justification": "..."}.', "Problem", "Expected answer",
+          "Answer under review"),
+}
+
+
+def correctness_messages(problem: Problem, response: str, wording: Wording = "a"
+                         ) -> list[Message]:
     """The judge's request for an open-ended answer: does it reach the reference answer?"""
+    system, question, reference, answer = _CORRECTNESS[wording]
     return [
-        {"role": "system", "content": "You check whether an answer reaches the reference "
-                                      'answer. Reply with JSON {"correct": true|false, '
-                                      '"justification": "..."}.'},
-        {"role": "user", "content": f"Question:\n{problem.question}\n\nReference answer:\n"
-                                    f"{problem.gold}\n\nAnswer to check:\n{response}"}]
+        {"role": "system", "content": system},
+        {"role": "user", "content": f"{question}:\n{problem.question}\n\n{reference}:\n"
+                                    f"{problem.gold}\n\n{answer}:\n{response}"}]
 
 
 @dataclass

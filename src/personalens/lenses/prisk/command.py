@@ -59,6 +59,7 @@ class PriskEval(Lens[EvalOptions, EvalRecord, PriskMetrics]):
     name = "prisk"
     title = "personalens · PRISK evaluation"
     record_model = EvalRecord
+    judged = True
 
     def __init__(self, options: EvalOptions):
         """Validates everything (data, models, retriever) before any run directory exists."""

@@ -15,6 +15,7 @@ LENS = LensCommands(
                         "(IRP), accuracy, narrowing and sycophancy per condition, and their "
                         "attribution to profile and memory (mixed model).",
                         comparison="personalens.lenses.prisk.comparison:COMPARISON",
+                        judged="personalens.lenses.prisk.judged_run:PriskJudgedRun",
                         dry_run="personalens.lenses.prisk.call_plan:plan_calls",
                         example="personalens prisk eval --data runs/prisk-data/data "
                                 "--out runs/prisk-eval"),
