@@ -102,11 +102,16 @@ def _marker(text: str) -> tuple[str, str]:
 
 def _judge(system_prompt: str, user: str) -> str | None:
     """The evals' judges, by their instructions; None for a request that is none of theirs."""
-    if "grade one response" in system_prompt:  # the rubric judge both lenses use
-        system, condition = _marker(user.split("Response to grade:", 1)[-1])
+    # The rubric judge both lenses use, in either wording (the judge audit asks the second);
+    # an answer with no marker (the audit's empty probe) reaches no level.
+    if "grade one response" in system_prompt or "rate a single answer" in system_prompt:
+        graded = re.split(r"Response to grade:|Answer to rate:", user, maxsplit=1)[-1]
+        if not re.search(r"\[(\w+)/(\w+)\]", graded):
+            return json.dumps({"score": 1, "justification": "no answer"})
+        system, condition = _marker(graded)
         return json.dumps({"score": SCORES[system][condition],
                            "justification": f"{system}/{condition}"})
-    if "Two answers to the same query" in system_prompt:
+    if "Two answers to the same query" in system_prompt or "You see two replies" in system_prompt:
         return json.dumps({"attributable": True, "reason": "stub"})
     if "which of two positions" in system_prompt:
         return json.dumps({"lean": "A"})

@@ -378,3 +378,41 @@ def test_an_out_folder_holding_other_files_is_refused_and_left_as_it_was(tmp_pat
     assert result.returncode == 2 and result.stderr.strip().count("\n") == 0
     assert "--out holds 'notes.txt', so it is not a scorecard folder" in result.stderr
     assert snapshot(out) == before
+
+
+# --- --audit-judges ---------------------------------------------------------------------------
+
+def test_audit_judges_marks_each_judged_cell_and_the_pairs_within_judge_noise(built):
+    """The card rerun with --audit-judges: every judged lens run is audited with the card's
+    judge; scorecard.json's judge_audit.<lens>.<metric> copies each audit's verdict, and a pair
+    is within judge noise exactly when its difference is at most the larger instability."""
+    card, _ = run_scorecard(built.plan, echo=lambda text: None, progress=False,
+                            audit_judges=True)
+    section = card["judge_audit"]
+    assert set(section) == {"prefdisco", "prisk"}
+    assert set(section["prisk"]) == {"irp", "sycophancy"}  # narrowing's UIR is not audited
+    for name in SYSTEMS:
+        audit = read_json(built.out / "judge-audit" / "prisk" / name / "audit.json")
+        irp = section["prisk"]["irp"]["systems"][name]
+        assert irp["verdict"] == audit["metrics"]["irp"]["verdict"]
+        shift = max(j["instability"].get("max", 0.0)
+                    for j in audit["metrics"]["irp"]["judges"].values())
+        assert irp["instability"] == pytest.approx(shift * 25.0)  # 1-5 onto 0-100
+        syco = section["prisk"]["sycophancy"]["systems"][name]["verdict"]
+        worst = max((audit["metrics"][m]["verdict"] for m in ("agreement", "framing")
+                     if m in audit["metrics"]),  # the tiny card has framing records only
+                    key=("undefined", "reliable", "doubtful", "unreliable").index)
+        assert syco == worst
+        # the audited run's report now says which judge scored it and the audit's verdict
+        report = (built.out / "prisk" / name / "report.html").read_text()
+        assert 'id="judge-audit"' in report and audit["verdict"].upper() in report
+    for by_lens in card["pairs"].values():
+        for lens, by_metric in by_lens.items():
+            for metric, entry in by_metric.items():
+                systems = section.get(lens, {}).get(metric, {}).get("systems", {})
+                noise = [s["instability"] for s in systems.values()
+                         if s.get("instability") is not None]
+                expected = abs(entry["diff"]) <= max(noise) if noise else None
+                assert entry["within_judge_noise"] == expected, (lens, metric)
+    page = (built.out / "scorecard.html").read_text()
+    assert "The judge&#x27;s reliability" in page or "The judge's reliability" in page

@@ -29,7 +29,8 @@ def build_card(plan: Plan, statuses: dict[tuple[str, str], str], *,
                         for s in plan.systems},
         "metrics": {f"{m.lens}.{m.name}": {"label": m.label, "short": m.short,
                                            "group": GROUPS[m.lens],
-                                           "higher_is_better": m.higher_is_better}
+                                           "higher_is_better": m.higher_is_better,
+                                           "judged": bool(m.judged)}
                     for m in chosen},
         "runs": {s.name: {lens: {"dir": _relative(plan, plan.eval_dir(lens, s)),
                                  "report": _relative(plan, plan.eval_dir(lens, s)

@@ -39,6 +39,10 @@ def scorecard_command(
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Print the plan (runs, items, model calls per model, estimated "
                           "tokens and cost) and call no model; nothing is written.")] = False,
+    audit_judges: Annotated[bool, typer.Option(
+        "--audit-judges", help="Audit the judge on every judged lens run (personalens "
+                               "judge-audit): each judged cell shows its judge's verdict, and "
+                               "a pair within the judge's own instability is marked.")] = False,
     price: Annotated[list[str] | None, typer.Option(
         help="MODEL=IN,OUT: USD per million prompt and completion tokens of a model, for "
              "--dry-run's cost (repeat per model).")] = None,
@@ -62,7 +66,8 @@ def scorecard_command(
         return
     try:
         card, complete = run_scorecard(plan, correction=correction, seed=seed,
-                                       echo=lambda text: typer.echo(text, err=True))
+                                       echo=lambda text: typer.echo(text, err=True),
+                                       audit_judges=audit_judges)
     except Incomplete as exc:
         typer.echo(f"scorecard incomplete: {exc}", err=True)
         raise typer.Exit(INCOMPLETE) from None

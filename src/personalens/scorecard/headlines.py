@@ -13,6 +13,7 @@ from personalens.scorecard.sizes import Size
 from personalens.scorecard.systems import System
 
 PRISK_CONDITION = "profile_retrieval"  # full personalisation: profile and memory
+SCALE_100 = 25.0  # a 1-5 score on prisk's 0-100 scale: (score - 1) * 25
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,10 @@ class CardMetric:
     headline: Callable[[Size], str]  # the compare headline of the same figure
     cell: Callable[[dict, Size, System], dict | None]
     higher_is_better: bool
+    # The judge-audit metrics that score it (empty: no LLM judge), and the factor from their
+    # 1-5 (or 0-1) scale to this metric's (None: not a linear map, e.g. NormAlign's ratio).
+    judged: tuple[str, ...] = ()
+    noise_scale: float | None = None
 
 
 def _cell(figure: dict | None, value: str = "value", n: Any = None) -> dict | None:
@@ -69,21 +74,24 @@ METRICS = [
                lambda size: "hit.drop.1",
                _path("hit", "drop", "1"), False),
     CardMetric("prefdisco", "normalign", "NormAlign", "NormAlign", lambda size: "normalign",
-               _path("normalign", "overall"), True),
+               _path("normalign", "overall"), True, judged=("prefalign",)),
     CardMetric("prefdisco", "prefalign_discovery", "PrefAlign discovery (1-5)", "PrefAlign",
                lambda size: "prefalign.discovery", _path("prefalign", "discovery", value="mean"),
-               True),
+               True, judged=("prefalign",), noise_scale=1.0),
     CardMetric("prefdisco", "accuracy_drop", "accuracy drop (baseline - discovery)",
                "accuracy drop",
-               lambda size: "accuracy_drop", _path("accuracy_drop", value="mean"), False),
+               lambda size: "accuracy_drop", _path("accuracy_drop", value="mean"), False,
+               judged=("correctness",), noise_scale=1.0),
     CardMetric("prisk", "irp", "IRP (0-100, safer higher)", "IRP",
                lambda size: f"irp.{PRISK_CONDITION}",
-               _path("scores_100", "irp", PRISK_CONDITION), True),
+               _path("scores_100", "irp", PRISK_CONDITION), True, judged=("irp",),
+               noise_scale=SCALE_100),
     CardMetric("prisk", "uir", "narrowing UIR (0-100)", "UIR",
                lambda size: f"narrowing.{PRISK_CONDITION}",
                _path("scores_100", "narrowing", PRISK_CONDITION), True),
     CardMetric("prisk", "sycophancy", "sycophancy (0-100, safer higher)",
                "sycophancy",
                lambda size: f"sycophancy.{PRISK_CONDITION}",
-               _path("scores_100", "sycophancy", PRISK_CONDITION), True),
+               _path("scores_100", "sycophancy", PRISK_CONDITION), True,
+               judged=("agreement", "framing"), noise_scale=SCALE_100),
 ]

@@ -28,7 +28,8 @@ def render(card: dict) -> str:
             run = card["runs"][name][lens]
             cell = card["systems"][name][lens].get(metric)
             mark = DIFFERS if (name, key) in differs else ""
-            row.append(Link(_text(cell, run["status"]) + mark, run["report"]))
+            row.append(Link(_text(cell, run["status"]) + mark + _judge_mark(card, key, name),
+                            run["report"]))
         rows.append(row)
     report.table(headers, rows)
     report.paragraph("Columns: " + "; ".join(
@@ -38,6 +39,7 @@ def render(card: dict) -> str:
                      f"{card['correction']} correction across the scorecard's "
                      f"{sum(len(m) for p in card['pairs'].values() for m in p.values())} paired "
                      f"tests (adjusted p < {SIGNIFICANT}). ↑ higher is better, ↓ lower is better.")
+    _judge_legend(report, card, keys)
     _pair_table(report, card)
     _chart(report, card, keys)
     for note in card["notes"]:
@@ -78,13 +80,50 @@ def _pair_table(report: HtmlReport, card: dict) -> None:
         for lens, by_metric in by_lens.items():
             for metric, e in by_metric.items():
                 label = card["metrics"][f"{lens}.{metric}"]["label"]
+                noise = {True: "within judge noise", False: "beyond it"}.get(
+                    e.get("within_judge_noise"), "–")
                 rows.append([f"{a} - {b}", label, e["diff"], e["ci_low"], e["ci_high"], e["n"],
-                             e["test"], e["p"], e["p_adj"],
+                             e["test"], e["p"], e["p_adj"], noise,
                              Link("comparison", card["comparisons"][lens])])
     if rows:
         report.heading("Paired differences")
         report.table(["pair", "metric", "difference", "CI low", "CI high", "shared units",
-                      "test", "p", f"p ({card['correction']})", "lens comparison"], rows)
+                      "test", "p", f"p ({card['correction']})", "judge noise",
+                      "lens comparison"], rows)
+
+
+JUDGE_MARKS = {"reliable": "", "doubtful": " ⚠", "unreliable": " ✗"}
+
+
+def _judge_mark(card: dict, key: str, system: str) -> str:
+    """A judged cell's judge verdict, when the card audited it."""
+    lens, metric = key.split(".", 1)
+    entry = card.get("judge_audit", {}).get(lens, {}).get(metric)
+    if entry is None:
+        return ""
+    verdict = entry["systems"].get(system, {}).get("verdict")
+    return JUDGE_MARKS.get(verdict, " (judge not audited)")
+
+
+def _judge_legend(report: HtmlReport, card: dict, keys: list[str]) -> None:
+    audit = card.get("judge_audit")
+    if audit is None:
+        judged = [k for k in keys if card["metrics"][k].get("judged")]
+        if judged:
+            report.paragraph(f"{', '.join(judged)} are scored by an LLM judge whose reliability "
+                             "this card did not measure: rerun with --audit-judges.")
+        return
+    report.paragraph("Judged cells: ⚠ the judge is doubtful on this metric, ✗ unreliable "
+                     "(personalens judge-audit; no mark: reliable). A pair marked 'within judge "
+                     "noise' differs by no more than the judge's own answers moved when asked "
+                     "again, reworded or reordered: it is not a difference between systems.")
+    rows = [[f"{lens}.{metric}", entry["verdict"] or "not audited", ", ".join(entry["audited"]),
+             *[Link(e.get("verdict") or e.get("note", "–"), e["audit"]) if e.get("audit")
+               else e.get("note", "–") for e in entry["systems"].values()]]
+            for lens, by_metric in audit.items() for metric, entry in by_metric.items()]
+    systems = list(card["system_info"])
+    report.heading("The judge's reliability")
+    report.table(["metric", "verdict", "judged verdicts", *systems], rows)
 
 
 def _chart(report: HtmlReport, card: dict, keys: list[str]) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from personalens.errors import InputError
 from personalens.lenses.commands import resolve
 from personalens.runs import write_atomic
+from personalens.scorecard import judge_audits
 from personalens.scorecard.card import build_card
 from personalens.scorecard.page import render
 from personalens.scorecard.stages import GROUPS, Plan
@@ -20,7 +21,8 @@ Echo = Callable[[str], None]
 
 
 def run_scorecard(plan: Plan, *, correction: Method = "holm", seed: int = 0,
-                  echo: Echo = print, progress: bool = True) -> tuple[dict, bool]:
+                  echo: Echo = print, progress: bool = True,
+                  audit_judges: bool = False) -> tuple[dict, bool]:
     """Runs (or resumes) every stage, then writes the card; (card, every run complete)."""
     for stage in plan.preparation():
         echo(f"scorecard: {stage.label} -> {stage.out}")
@@ -53,6 +55,10 @@ def run_scorecard(plan: Plan, *, correction: Method = "holm", seed: int = 0,
     echo(grid(plan, statuses, len(pairs), len(pairs)))
     card = build_card(plan, statuses, correction=correction, seed=seed)
     card["notes"] = notes + card["notes"]
+    if audit_judges:
+        audits = judge_audits.run_audits(plan, statuses, echo)
+        card["judge_audit"] = judge_audits.card_section(plan, audits)
+        judge_audits.mark_pairs(card)
     plan.out.mkdir(parents=True, exist_ok=True)
     write_atomic(plan.out / "scorecard.json", json.dumps(card, indent=1))
     write_atomic(plan.out / "scorecard.html", render(card))
