@@ -31,7 +31,8 @@ def _commands(command, path: tuple[str, ...] = ()):
 def test_every_command_says_what_it_does_and_ends_its_help_with_an_example():
     root = typer.main.get_command(app)
     paths = [path for path, _ in _commands(root)]
-    assert len(paths) == 16 and ("prisk", "stats") in paths and ("scorecard",) in paths
+    assert len(paths) == 18 and ("prisk", "stats") in paths and ("scorecard",) in paths
+    assert ("judge-audit", "run") in paths and ("judge-audit", "export") in paths
     for path, _ in _commands(root):
         result = CliRunner().invoke(app, [*path, "--help"], terminal_width=200)
         assert result.exit_code == 0, path

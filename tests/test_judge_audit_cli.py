@@ -30,7 +30,7 @@ from prisk_double import record, target, write
 from scripted_roles import Roles
 from test_judge_audit import answers
 
-SOUND = "openai/scripted-sound"
+SOUND, TOP = "openai/scripted-sound", "openai/scripted-top"
 IRP = ("i1", "i2", "i3", "i4")
 # 4 IRP records and 2 agreement and 1 framing record, each under 4 conditions: 16 IRP, 8
 # agreement and 4 framing verdicts (1-5), and PIS (yes/no) for the 3 sycophancy records' 3
@@ -119,6 +119,16 @@ def _unfinished(run, tmp_path):
     return [copy], "the run is not finished (status 'running')"
 
 
+def _of_command(run, tmp_path, command):
+    """A copy of the run whose manifest names another command of the same lens."""
+    copy = tmp_path / "other"
+    shutil.copytree(run, copy)
+    manifest = _manifest(copy)
+    manifest["command"] = manifest["config"]["command"] = command
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    return [copy], f"a {command!r} run has no judged figures; judge-audit reads"
+
+
 def _outside_the_sample(run, tmp_path):
     sample = {v.key for v in open_run(run, 2, 0).sample}
     outside = next(v.key for v in open_run(run, None, 0).verdicts if v.key not in sample)
@@ -135,7 +145,9 @@ REFUSALS = {
     "not a run": (lambda run, tmp_path, other: (
         [tmp_path], "not a run directory (no readable manifest.json")),
     "the run's data folder": (lambda run, tmp_path, other: (
-        [run.parent / "data"], "not a run directory")),
+        [_manifest(run)["config"]["data"]], "not a run directory")),
+    "a run of prisk build": lambda run, tmp_path, other: _of_command(run, tmp_path,
+                                                                     "prisk build"),
     "an unknown check": (lambda run, tmp_path, other: (
         [run, "--checks", "probes,vibes"], "--checks takes probes, stability, order, wording "
                                            "(got vibes)")),
@@ -187,13 +199,15 @@ _CALLS = re.compile(r"^  judge \((.*)\): ([\d,]+) calls", re.M)
 
 @pytest.mark.parametrize("flags, judges", [
     (["--repeats", "2"], [SOUND]),
-    (["--checks", "probes,order", "--judge", f"{SOUND},openai/scripted-top"],
-     [SOUND, "openai/scripted-top"]),
+    # A second judge whose first asks agree with the run's (so its lens probes are the ones the
+    # plan counts from the run's scores).
+    (["--checks", "probes,order", "--judge", f"{SOUND},openai/scripted-wording"],
+     [SOUND, "openai/scripted-wording"]),
     (["--checks", "stability,wording", "--repeats", "3", "--sample", "5"], [SOUND]),
 ], ids=["every-check-two-repeats", "probes-and-order-two-judges", "three-repeats-sample-5"])
 def test_the_dry_run_counts_the_judge_calls_a_real_audit_makes(run_copy, tmp_path, monkeypatch,
                                                                capsys, flags, judges):
-    roles = _roles(**{"scripted-top": JUDGES["always_top"]}).install(monkeypatch)
+    roles = _roles(**{"scripted-wording": JUDGES["wording_bound"]}).install(monkeypatch)
     out = tmp_path / "audit"
     code, planned, _ = cli(monkeypatch, capsys, "judge-audit", run_copy, "--out", out,
                            *flags, "--dry-run")
@@ -219,9 +233,13 @@ def test_the_dry_run_counts_by_hand(prisk_run, tmp_path):
         plan = plan_calls(AuditOptions.parse(run=prisk_run, out=tmp_path / "a", **options))
         return plan.roles["judge"].calls
 
-    # One verdict per metric with a single check: the first ask, plus the check's own asks.
-    # order: 1 + 1 for the 13 pairwise verdicts (framing, PIS); stability: 1 + R each.
+    # Each of the 37 verdicts asked once as the run asked it, plus its checks' own asks.
+    # order: once more for the 13 pairwise verdicts (framing, PIS); stability: R more each.
     assert count(checks=["order"]) == 37 + VERDICTS["framing"] + VERDICTS["pis"]
+    # probes: the empty answer for all 37; another item's answer for all but framing (its one
+    # record has no other item to borrow from); IRP's detail sentence for the 14 answers the
+    # run scored safe (two scored 2); agreement's flipped verdict for all 8 (scored 5 or 1).
+    assert count(checks=["probes"]) == 37 + 37 + (37 - VERDICTS["framing"]) + 14 + 8
     assert count(checks=["stability"], repeats=3) == 37 * 4
     assert count(checks=["wording"]) == 37 * 2
     assert count(checks=["stability", "wording"], repeats=2, sample=5) == \
@@ -234,25 +252,26 @@ def _server_judge(body: dict) -> str:
     return JUDGES["sound"](body["messages"], body)
 
 
-def test_kill_9_mid_audit_then_resume_equals_an_uninterrupted_audit(prisk_run, tmp_path,
+def test_kill_9_mid_audit_then_resume_equals_an_uninterrupted_audit(run_copy, tmp_path,
                                                                     monkeypatch):
-    spec, planned = "openai/sound", sum(VERDICTS.values())
+    # 4 verdicts per metric (16), every check: about 90 requests to the HTTP server.
+    spec, planned = "openai/sound", 16
     reference = tmp_path / "reference"
     Roles(sound=JUDGES["sound"]).install(monkeypatch)
-    assert run_audit(AuditOptions.parse(run=prisk_run, out=reference, judges=[spec], repeats=2,
+    assert run_audit(AuditOptions.parse(run=run_copy, out=reference, judges=[spec], sample=4,
                                         models={"judge": spec}), progress=False) == 0
     out = tmp_path / "killed"
-    with FaultServer(_server_judge, delay=0.005) as server:
-        args = ("judge-audit", prisk_run, "--out", out, "--judge", spec, "--repeats", "2",
-                "--base-url", server.base_url, "--no-cache", "--judge-concurrency", "1")
+    with FaultServer(_server_judge) as server:
+        args = ("judge-audit", run_copy, "--out", out, "--judge", spec, "--sample", "4",
+                "--base-url", server.base_url, "--no-cache", "--concurrency", "2")
         process = start(*args)
-        kill_after_records(process, out / "records.jsonl", 3)
+        kill_after_records(process, out / "records.jsonl", 2)
         process.wait()
         assert process.returncode == -signal.SIGKILL, (process.returncode, "it ended first")
         assert _manifest(out)["status"] == "running"
         assert not (out / "audit.json").exists()
         done = (out / "records.jsonl").read_text().count("\n")
-        assert 3 <= done < planned
+        assert 2 <= done < planned
         asked_before = len(server.requests)
         resumed = personalens(*args)
         assert resumed.returncode == 0, resumed.stderr
@@ -264,6 +283,50 @@ def test_kill_9_mid_audit_then_resume_equals_an_uninterrupted_audit(prisk_run, t
     assert len(keys) == len(set(keys)) == planned
     manifest = _manifest(out)
     assert manifest["sessions"] == 2 and manifest["status"] == "complete"
+
+
+# --- An incomplete audit ------------------------------------------------------------------------
+
+def failing_on(marker: str):
+    """The sound judge, except that every request naming `marker` fails for good."""
+    from personalens.models.failures import PermanentModelError
+
+    def judge(messages, params):
+        if marker in messages[-1]["content"]:
+            raise PermanentModelError("http_400", "scripted failure")
+        return JUDGES["sound"](messages, params)
+    return judge
+
+
+def test_an_incomplete_audit_returns_3_keeps_its_figures_and_a_rerun_finishes_it(
+        run_copy, tmp_path, monkeypatch, capsys):
+    # Every request about g1's question fails: its 4 agreement and 3 PIS verdicts.
+    _roles(**{"scripted-sound": failing_on("{g1}")}).install(monkeypatch)
+    library = tmp_path / "library"
+    # A library caller (the scorecard) gets the status back, and goes on.
+    assert run_audit(AuditOptions.parse(run=run_copy, out=library, checks=["probes"]),
+                     progress=False) == 3
+    assert "the audit is incomplete (7 verdict(s) failed); rerun the same command" in \
+        capsys.readouterr().err
+    audit = json.loads((library / "audit.json").read_text())
+    assert audit["failed_items"] == 7
+    assert audit["metrics"]["agreement"]["judges"][SOUND]["figures"]["probe.empty"]["n"] == 4
+    assert not (run_copy / "judge_audit.json").exists()  # no note for an unfinished audit
+    # The CLI exits 3; then, the judge mended, the same command finishes the audit.
+    out = tmp_path / "audit"
+    code, _, stderr = cli(monkeypatch, capsys, "judge-audit", run_copy, "--out", out,
+                          "--checks", "probes")
+    assert code == 3 and "rerun the same command to retry them" in stderr, stderr
+    assert not (run_copy / "judge_audit.json").exists()
+    _roles().install(monkeypatch)
+    code, _, stderr = cli(monkeypatch, capsys, "judge-audit", run_copy, "--out", out,
+                          "--checks", "probes")
+    assert code == 0, stderr
+    audit = json.loads((out / "audit.json").read_text())
+    assert audit["failed_items"] == 0
+    assert audit["metrics"]["agreement"]["judges"][SOUND]["figures"]["probe.empty"]["n"] == 8
+    assert json.loads((run_copy / "judge_audit.json").read_text())["verdict"] == audit["verdict"]
+    assert _manifest(out)["sessions"] == 2
 
 
 # --- The note in the audited run ---------------------------------------------------------------
@@ -300,7 +363,8 @@ def test_the_audited_run_gains_the_audit_note_and_its_report_line(run_copy, pers
     assert note["metrics"]["irp"] == "unreliable"
     line = _line(run_copy)
     assert len(line) == 1  # replaced, not added
-    assert line[0].startswith("Judge audit of openai/scripted-top: UNRELIABLE (irp unreliable,")
+    assert line[0].startswith("Judge audit of openai/scripted-top: UNRELIABLE (")
+    assert "irp unreliable" in line[0]
     assert f"details in {out}/report.html" in line[0]
 
     # Rerunning the finished run writes its report again, and keeps the line.
@@ -322,7 +386,8 @@ def _sheet(run, path) -> list[dict]:
         return list(csv.DictReader(handle))
 
 
-def test_the_label_sheet_holds_the_sampled_verdicts_and_no_score(prisk_run, tmp_path):
+def test_the_label_sheet_holds_the_sampled_verdicts_and_no_score(prisk_run, tmp_path,
+                                                                 monkeypatch, capsys):
     sheet = tmp_path / "sheet" / "labels.csv"
     rows = _sheet(prisk_run, sheet)
     sample = open_run(prisk_run, None, 0).sample
@@ -338,6 +403,29 @@ def test_the_label_sheet_holds_the_sampled_verdicts_and_no_score(prisk_run, tmp_
     # The judge's reply is nowhere in the sheet (its JSON holds "justification").
     assert "justification" not in sheet.read_text()
     assert sheet.with_suffix(".html").is_file()
+    # The CLI writes the same sheet, and says where its form is.
+    other = tmp_path / "cli.csv"
+    code, stdout, _ = cli(monkeypatch, capsys, "judge-audit", "export", prisk_run, "--out",
+                          other)
+    assert code == 0 and str(other.with_suffix(".html")) in stdout
+    assert other.read_bytes() == sheet.read_bytes()
+    # --sample 2 --seed 0: the audit's sample for the same flags.
+    code, _, _ = cli(monkeypatch, capsys, "judge-audit", "export", prisk_run, "--out", other,
+                     "--sample", "2")
+    with other.open(newline="") as handle:
+        units = [row["unit"] for row in csv.DictReader(handle)]
+    assert units == [v.key for v in open_run(prisk_run, 2, 0).sample] and len(units) == 8
+
+
+def test_the_sample_is_seeded_per_metric_and_kept_in_the_runs_order(prisk_run):
+    every = [v.key for v in open_run(prisk_run, None, 0).verdicts]
+    samples = {seed: [v.key for v in open_run(prisk_run, 3, seed).sample] for seed in range(4)}
+    for keys in samples.values():
+        assert keys == [k for k in every if k in keys]  # the run's order
+        assert sorted(k.rsplit("/", 1)[-1] for k in keys) == sorted(
+            ["irp", "agreement", "framing", "pis"] * 3)  # 3 of each metric
+    assert samples[0] == [v.key for v in open_run(prisk_run, 3, 0).sample]  # reproducible
+    assert len({tuple(keys) for keys in samples.values()}) > 1  # and the seed decides it
 
 
 def _labelled(run, tmp_path, label, annotators=("ann",)):
@@ -355,9 +443,10 @@ def _labelled(run, tmp_path, label, annotators=("ann",)):
     return sheet
 
 
-def _audit_with_labels(run, out, sheet, monkeypatch):
-    _roles().install(monkeypatch)
-    run_audit(AuditOptions.parse(run=run, out=out, labels=sheet, checks=["probes"]),
+def _audit_with_labels(run, out, sheet, monkeypatch, judges=(SOUND,)):
+    _roles(**{"scripted-top": JUDGES["always_top"]}).install(monkeypatch)
+    run_audit(AuditOptions.parse(run=run, out=out, labels=sheet, checks=["probes"],
+                                 judges=list(judges), models={"judge": ",".join(judges)}),
               progress=False)
     return json.loads((out / "audit.json").read_text())
 
@@ -365,7 +454,8 @@ def _audit_with_labels(run, out, sheet, monkeypatch):
 def test_labels_equal_to_the_sound_judge_agree_exactly(run_copy, tmp_path, monkeypatch):
     # The run's own scores are the sound judge's (it judged the run).
     sheet = _labelled(run_copy, tmp_path, lambda v: int(v.score), annotators=("ann", "bo"))
-    audit = _audit_with_labels(run_copy, tmp_path / "audit", sheet, monkeypatch)
+    audit = _audit_with_labels(run_copy, tmp_path / "audit", sheet, monkeypatch,
+                               judges=(SOUND, TOP))
     total = sum(VERDICTS.values())
     assert audit["people"] == {
         "labels": str(sheet), "labelled": 2 * total, "units": total, "annotators": ["ann", "bo"],
@@ -377,11 +467,17 @@ def test_labels_equal_to_the_sound_judge_agree_exactly(run_copy, tmp_path, monke
         assert set(people) == {"people.exact", "people.alpha", "people.ac2", "people.kappa"}
         assert people["people.exact"]["value"] == 1.0
         assert people["people.exact"]["n"] == 2 * n  # two people label each verdict
-        assert people["people.exact"]["verdict"] == "reliable"  # 2 x 4 = 8 < MIN_N for framing?
+        # Framing's 2 x 4 labels are fewer than MIN_N: at best doubtful.
+        assert people["people.exact"]["verdict"] == ("reliable" if 2 * n >= MIN_N
+                                                     else "doubtful")
     # IRP's scores vary (5 and 2): alpha is defined, and perfect.
     irp = audit["metrics"]["irp"]["judges"][SOUND]["figures"]
     assert irp["people.alpha"]["value"] == pytest.approx(1.0)
     assert irp["people.kappa"]["value"] == pytest.approx(1.0)
+    # The judge's own scores are compared, not the run's: the always-5 judge agrees with the
+    # people on the 14 IRP answers they scored 5, not on the 2 they scored 2.
+    top = audit["metrics"]["irp"]["judges"][TOP]["figures"]["people.exact"]
+    assert (top["value"], top["n"]) == (14 / 16, 32)
     report = (tmp_path / "audit" / "report.html").read_text()
     assert (f"{2 * total} labels of {total} verdicts by 2 annotator(s)") in report
     assert "For comparison: PRISK: six annotators, 84-90 % raw agreement" in report

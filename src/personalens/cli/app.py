@@ -70,7 +70,7 @@ audit_app = typer.Typer(
          "`judge-audit RUN --out DIR` audits (the `run` command); `judge-audit export RUN "
          "--out labels.csv` writes verdicts for people to label.",
     epilog=example_epilog(judge_audit.AUDIT_EXAMPLE))
-audit_app.command("run", epilog=example_epilog(judge_audit.AUDIT_EXAMPLE))(model_roles(
+audit_app.command("run", epilog=example_epilog(judge_audit.RUN_EXAMPLE))(model_roles(
     Role("judge", "judge", None, "Judge model(s) to audit, comma-separated. Default: the "
                                  "judge(s) the run used, at the endpoint it recorded."))(
     judge_audit.audit))

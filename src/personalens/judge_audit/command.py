@@ -12,6 +12,8 @@ from personalens.models.role_set import RoleModels
 from personalens.runs.options import user_path
 
 AUDIT_EXAMPLE = "personalens judge-audit runs/prisk --out runs/prisk-audit"
+# `run` is the default command: the explicit form, for `judge-audit run --help`.
+RUN_EXAMPLE = "personalens judge-audit run runs/prisk --out runs/prisk-audit"
 EXPORT_EXAMPLE = "personalens judge-audit export runs/prisk --out labels.csv"
 _RUN_HELP = "A finished run directory of prefdisco eval or prisk eval."
 _SAMPLE_HELP = "Verdicts sampled per judged metric (seeded). Default: all, at most 200."
@@ -58,7 +60,9 @@ def audit(
         return
     from personalens.judge_audit.outputs import run_audit
 
-    run_audit(options)
+    status = run_audit(options)
+    if status:
+        raise typer.Exit(status)
 
 
 def export(

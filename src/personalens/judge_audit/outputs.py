@@ -34,7 +34,9 @@ def run_audit(options: AuditOptions, *, progress: bool = True) -> int:
     if not outcome.complete:
         typer.echo(f"the audit is incomplete ({outcome.tally.n_failed} verdict(s) failed); "
                    "rerun the same command to retry them", err=True)
-        raise typer.Exit(INCOMPLETE)
+        # Returned, not raised: a library caller (the scorecard) goes on with the figures so
+        # far; the CLI turns it into the exit status.
+        return INCOMPLETE
     return 0
 
 
