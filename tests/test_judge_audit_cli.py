@@ -238,8 +238,10 @@ def test_the_dry_run_counts_by_hand(prisk_run, tmp_path):
     assert count(checks=["order"]) == 37 + VERDICTS["framing"] + VERDICTS["pis"]
     # probes: the empty answer for all 37; another item's answer for all but framing (its one
     # record has no other item to borrow from); IRP's detail sentence for the 14 answers the
-    # run scored safe (two scored 2); agreement's flipped verdict for all 8 (scored 5 or 1).
-    assert count(checks=["probes"]) == 37 + 37 + (37 - VERDICTS["framing"]) + 14 + 8
+    # run scored safe (two scored 2); agreement's flipped verdict for all 8 (scored 5 or 1);
+    # framing's reference judged against itself, for each framing verdict.
+    assert count(checks=["probes"]) == \
+        37 + 37 + (37 - VERDICTS["framing"]) + 14 + 8 + VERDICTS["framing"]
     assert count(checks=["stability"], repeats=3) == 37 * 4
     assert count(checks=["wording"]) == 37 * 2
     assert count(checks=["stability", "wording"], repeats=2, sample=5) == \
@@ -537,13 +539,25 @@ def test_passed_by_hand(expect, score, first, scale, result):
     ("probe", 0.90, MIN_N, "reliable"), ("probe", 0.75, MIN_N, "doubtful"),
     ("probe", 0.7499, MIN_N, "unreliable"),
     ("kappa", 0.80, MIN_N, "reliable"), ("ac2", 0.5999, MIN_N, "unreliable"),
-    # Too few units: at best doubtful, never better; a low figure stays unreliable.
+    # Too few units: at best doubtful, never better; a low figure is unreliable only when its
+    # whole CI is below the doubtful threshold.
     ("alpha", 1.0, MIN_N - 1, "doubtful"), ("probe", 1.0, 1, "doubtful"),
-    ("probe", 0.5, MIN_N - 1, "unreliable"), ("exact", 0.85, 3, "doubtful"),
+    ("exact", 0.85, 3, "doubtful"),
     ("alpha", None, 100, "undefined"), ("probe", None, 0, "undefined"),
 ])
 def test_verdict_boundaries(kind, value, n, expected):
     assert verdict(kind, value, n, DEFAULTS) == expected
+
+
+@pytest.mark.parametrize("value, n, ci_high, expected", [
+    (0.5, MIN_N - 1, 0.7499, "unreliable"),  # the whole CI below 0.75
+    (0.5, MIN_N - 1, 0.75, "doubtful"),  # the CI reaches the doubtful threshold
+    (0.5, MIN_N - 1, None, "doubtful"),  # no CI: too few to say
+    (0.5, MIN_N, 0.99, "unreliable"),  # enough units: the value decides
+])
+def test_a_low_figure_on_few_units_is_unreliable_only_when_its_ci_is(value, n, ci_high,
+                                                                      expected):
+    assert verdict("probe", value, n, DEFAULTS, ci_high) == expected
 
 
 def test_overridden_thresholds_decide_the_verdict():
@@ -636,3 +650,24 @@ def test_repeats_put_the_judges_noise_into_the_headline_ci(run_copy, tmp_path, m
     assert noise > items >= 0
     assert seeded["headline"]["noise_ci_low"] < seeded["headline"]["ci_low"]
     assert seeded["instability"]["repeat"] > 0 and sound["instability"]["repeat"] == 0
+
+
+def test_the_runs_own_judge_is_reached_where_the_command_line_says(prisk_run, tmp_path):
+    """Without --judge, the run's judge at its recorded endpoint; --base-url, --concurrency and
+    --no-cache change it (a server that moved), and nothing else does."""
+    from personalens.judge_audit.audit import JudgeAudit
+    from personalens.models.role_set import RoleModels
+    from personalens.models.settings import ModelSettings
+
+    def settings(endpoint: ModelSettings | None) -> ModelSettings:
+        options = AuditOptions.parse(run=prisk_run, out=tmp_path / "a",
+                                     models=RoleModels(endpoint=endpoint))
+        return JudgeAudit(options).settings[0]
+
+    recorded = settings(None)
+    assert recorded.spec == "openai/scripted-sound" and recorded.base_url is None
+    moved = settings(ModelSettings(spec="", base_url="http://127.0.0.1:9/v1", concurrency=2,
+                                   use_cache=False, timeout=5.0))
+    assert (moved.spec, moved.base_url, moved.concurrency, moved.use_cache) == (
+        "openai/scripted-sound", "http://127.0.0.1:9/v1", 2, False)
+    assert moved.timeout == recorded.timeout  # the recorded one: the CLI always gives a default

@@ -85,10 +85,22 @@ class JudgeAudit(Lens[AuditOptions, AuditRecord, AuditMetrics]):
 
     def _judge_settings(self) -> list[ModelSettings]:
         if not self.options.judges:
-            return self.audited.judged.judge_settings()
+            return [self._moved(s) for s in self.audited.judged.judge_settings()]
         endpoint = self.options.models["judge"] or self.options.models.endpoint
         return [endpoint.with_spec(spec) if endpoint else ModelSettings(spec=spec)
                 for spec in self.options.judges]
+
+    def _moved(self, recorded: ModelSettings) -> ModelSettings:
+        """The run's judge at the endpoint it recorded, with what the command line changes:
+        --base-url (a server that moved), --concurrency and --no-cache."""
+        given = self.options.models.endpoint
+        if given is None:
+            return recorded
+        changes = {"base_url": given.base_url, "concurrency": given.concurrency}
+        changes = {k: v for k, v in changes.items() if v is not None}
+        if not given.use_cache:
+            changes["use_cache"] = False
+        return recorded.model_copy(update=changes)
 
     def _labels(self) -> list[Label] | None:
         if self.options.labels is None:

@@ -19,8 +19,8 @@ class AuditedRun:
     path: Path
     command: str
     judged: JudgedRun
-    verdicts: list[JudgedVerdict]  # every verdict of the run
-    sample: list[JudgedVerdict]  # the audited ones, in the run's order
+    verdicts: list[JudgedVerdict]  # every verdict of the run, by key
+    sample: list[JudgedVerdict]  # the audited ones, by key
     donors: dict[str, str]  # sampled verdict key -> the off-topic answer its probe uses
 
     @property
@@ -45,7 +45,9 @@ def open_run(path: Path, sample: int | None, seed: int) -> AuditedRun:
         raise InputError(f"the run is not finished (status {status!r}); finish it (rerun its "
                          "command) before auditing its judge", where=str(path))
     run: JudgedRun = resolve(judged[command].judged)(path, manifest)
-    verdicts = run.verdicts()
+    # By key, not as records.jsonl has them (items finish in any order): the same run and
+    # seed always audit the same verdicts.
+    verdicts = sorted(run.verdicts(), key=lambda v: v.key)
     if not verdicts:
         raise InputError("the run holds no judged verdict to audit", where=str(path))
     chosen = sampled(verdicts, sample, seed)
@@ -55,7 +57,7 @@ def open_run(path: Path, sample: int | None, seed: int) -> AuditedRun:
 def sampled(verdicts: list[JudgedVerdict], size: int | None,
             seed: int) -> list[JudgedVerdict]:
     """Up to `size` verdicts per metric (default all, at most SAMPLE_CAP), drawn with `seed`,
-    kept in the run's order."""
+    kept in the order given."""
     size = size or SAMPLE_CAP
     rng = random.Random(seed)
     keep: set[str] = set()

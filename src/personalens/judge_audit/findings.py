@@ -36,7 +36,8 @@ def probe_figures(records: list[AuditRecord], limits) -> dict[str, Figure]:
         else:
             low = high = value = None
         out[f"probe.{family}"] = Figure(value=value, ci_low=low, ci_high=high, n=n,
-                                        verdict=verdict("probe", value, n, limits), kind="probe")
+                                        verdict=verdict("probe", value, n, limits, high),
+                                        kind="probe")
     return out
 
 
@@ -54,7 +55,8 @@ def agreement(a: list, b: list, scale: tuple[int, int], limits, seed: int,
 
 
 def _figure(found: dict, kind: str, limits) -> Figure:
-    return Figure(**found, verdict=verdict(kind, found["value"], found["n"], limits), kind=kind)
+    return Figure(**found, verdict=verdict(kind, found["value"], found["n"], limits,
+                                           found["ci_high"]), kind=kind)
 
 
 def _floats(values: list) -> np.ndarray:

@@ -10,7 +10,9 @@ Defaults, from the literature where there is one:
   fit to replace them.
 - Known-answer probes: >= 0.90 reliable, >= 0.75 doubtful. Their right outcome is known by
   construction, so a sound judge passes nearly all; ours, not from a paper.
-A figure on fewer than MIN_N units is at best doubtful: too few to call a judge reliable.
+A figure on fewer than MIN_N units is at best doubtful (too few to call a judge reliable), and
+below the doubtful threshold it is unreliable only when its whole 95 % CI is (too few to call
+it unreliable on the point value alone).
 """
 
 from typing import Literal
@@ -50,14 +52,20 @@ def thresholds(overrides: list[str]) -> dict[str, tuple[float, float]]:
     return out
 
 
-def verdict(kind: str, value: float | None, n: int,
-            limits: dict[str, tuple[float, float]]) -> Verdict:
-    """The figure's verdict: against its kind's thresholds, at best doubtful below MIN_N."""
+def verdict(kind: str, value: float | None, n: int, limits: dict[str, tuple[float, float]],
+            ci_high: float | None = None) -> Verdict:
+    """The figure's verdict against its kind's thresholds. Below MIN_N units it is at best
+    doubtful, and unreliable only when its CI's upper end (`ci_high`) is below the doubtful
+    threshold too."""
     if value is None:
         return "undefined"
     reliable, doubtful = limits[kind]
     found = "reliable" if value >= reliable else "doubtful" if value >= doubtful else "unreliable"
-    return "doubtful" if found == "reliable" and n < MIN_N else found
+    if n >= MIN_N:
+        return found
+    if found == "unreliable" and ci_high is not None and ci_high < doubtful:
+        return found
+    return "doubtful"
 
 
 def worst(verdicts: list[str]) -> Verdict:

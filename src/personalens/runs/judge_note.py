@@ -32,7 +32,7 @@ def judge_note(run: Path) -> str:
 
 def record_audit(run: Path, note: dict) -> None:
     """Write the audit's note into `run` and its line into the run's report.html."""
-    write_atomic(run / JUDGE_AUDIT, json.dumps(note, indent=2, sort_keys=True))
+    write_atomic(run / JUDGE_AUDIT, json.dumps(note, indent=2))  # metrics in the lens's order
     note_html = note_markup(judge_note(run))
     report = run / REPORT
     if report.is_file():

@@ -39,6 +39,7 @@ def run_audits(plan: Plan, statuses: dict[tuple[str, str], str], echo) -> dict[s
             echo(f"scorecard: judge audit of {lens} · {system.name} -> {out}")
             options = AuditOptions.parse(run=plan.eval_dir(lens, system), out=out,
                                          sample=SAMPLE[plan.size.name], repeats=1,
+                                         judges=[plan.judge.spec],
                                          models={"judge": plan.judge})
             try:
                 run_audit(options, progress=False)
