@@ -28,7 +28,8 @@ COMMANDS = {
     "personalens pqb build", "personalens pqb export-beir", "personalens pqb compare",
     "personalens prefdisco", "personalens prefdisco eval", "personalens prefdisco build",
     "personalens prisk", "personalens prisk eval", "personalens prisk build",
-    "personalens prisk stats",
+    "personalens prisk stats", "personalens judge-audit", "personalens judge-audit run",
+    "personalens judge-audit export",
 }
 
 
@@ -89,13 +90,17 @@ def _cli_reference():
 
 def test_cli_reference_shows_every_command_with_its_help():
     pages = _cli_reference().reference_pages()
-    assert set(pages) == {"personalens", "personabench", "pqb", "prefdisco", "prisk"}
+    assert set(pages) == {"personalens", "personabench", "pqb", "prefdisco", "prisk",
+                          "judge-audit"}
     headings = {m for page in pages.values() for m in re.findall(r"^#+ `([^`]+)`$", page, re.M)}
     assert headings == COMMANDS
     # Each section is the command's own help: its usage line and its options.
     assert "Usage: personalens pqb export-beir [OPTIONS]" in pages["pqb"]
     assert "--fixed-questions" in pages["prefdisco"]
     assert "Usage: personalens scorecard [OPTIONS]" in pages["personalens"]
+    # (typer writes an argument as RUN or {RUN}, by version)
+    assert re.search(r"Usage: personalens judge-audit export \[OPTIONS\] \{?RUN\b",
+                     pages["judge-audit"])
 
 
 class _ExternalAssets(HTMLParser):
@@ -137,9 +142,9 @@ def site(tmp_path_factory) -> Path:
 def test_site_builds_strictly_with_a_page_per_command_group(site):
     for page in ("index", "getting-started", "population", "personabench", "pqb", "prefdisco",
                  "prisk", "compare", "compare-models", "models", "runs", "speed-and-scale",
-                 "reliability", "architecture", "benchmarks"):
+                 "reliability", "architecture", "benchmarks", "judges"):
         assert (site / f"{page}.html").is_file(), page  # use_directory_urls: false
-    for group in ("personalens", "personabench", "pqb", "prefdisco", "prisk"):
+    for group in ("personalens", "personabench", "pqb", "prefdisco", "prisk", "judge-audit"):
         assert (site / "cli" / f"{group}.html").is_file(), group
     # bench/RESULTS.md is included, not copied: its headings are on the benchmarks page.
     assert "Retrieval evaluation speed" in (site / "benchmarks.html").read_text(encoding="utf-8")
