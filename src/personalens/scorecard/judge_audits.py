@@ -6,6 +6,7 @@ The card's judge is one fixed model, so each (lens, system) run is audited with 
 sample of that run's verdicts; a metric's verdict is the worst over the systems.
 """
 
+import json
 from pathlib import Path
 
 from personalens.errors import InputError
@@ -42,19 +43,16 @@ def run_audits(plan: Plan, statuses: dict[tuple[str, str], str], echo) -> dict[s
                                          judges=[plan.judge.spec],
                                          models={"judge": plan.judge})
             try:
+                # An incomplete audit (exit status 3) still counts with its figures so far.
                 run_audit(options, progress=False)
             except InputError as exc:
                 found[key] = {"note": f"not audited: {exc}"}
                 continue
-            except SystemExit:  # the audit is incomplete: its figures so far still count
-                pass
             found[key] = _read(out)
     return found
 
 
 def _read(out: Path) -> dict:
-    import json
-
     try:
         return json.loads((out / AUDIT).read_text())
     except (OSError, ValueError):
