@@ -3,8 +3,7 @@
 import typer
 
 from personalens.runs import Outcome
-
-INCOMPLETE = 3
+from personalens.runs.harness import INCOMPLETE
 
 
 def report_outcome(outcome: Outcome) -> None:

@@ -123,35 +123,45 @@ class JudgeAudit(Lens[AuditOptions, AuditRecord, AuditMetrics]):
         return [AuditItem(j, v) for j in range(len(self.settings)) for v in self.audited.sample]
 
     async def run_item(self, item: AuditItem) -> AuditRecord:
-        verdict, checks = item.verdict, self.options.checks
+        verdict = item.verdict
         judge, judged = self.models[item.judge], self.audited.judged
 
         async def ask(variant: Variant) -> float | None:
             return await judged.score(judge, verdict, variant)
 
         first = await ask(Variant(verdict.response))
-        repeats = (await gather_settled(*[ask(Variant(verdict.response, sample=r))
-                                          for r in range(1, self.options.repeats + 1)])
-                   if "stability" in checks else [])
-        wording = await ask(Variant(verdict.response, wording="b")) \
-            if "wording" in checks else None
-        swapped = await ask(Variant(verdict.response, swapped=True)) \
-            if "order" in checks and verdict.pairwise else None
-        probes = self.probes_of(verdict, first) if "probes" in checks else []
+        checked = {name: await gather_settled(*[ask(v) for v in variants])
+                   for name, variants in self.checks_of(verdict).items()}
+        probes = self.probes_of(verdict, first) if "probes" in self.options.checks else []
         scores = await gather_settled(*[ask(p.variant) for p in probes])
         outcomes = [ProbeOutcome(family=p.family, expect=p.expect, note=p.note,
                                  response=cut(p.variant.response), score=s, baseline=first,
                                  passed=passed(p.expect, s, first, verdict.scale))
                     for p, s in zip(probes, scores, strict=True)]
-        asked = [first, *repeats, *scores]
-        asked += [wording] if "wording" in checks else []
-        asked += [swapped] if "order" in checks and verdict.pairwise else []
+        asked = [first, *scores, *(v for values in checked.values() for v in values)]
         return AuditRecord(
             judge=self.specs[item.judge], verdict=verdict.key, item=verdict.item,
             metric=verdict.metric, criterion=verdict.criterion, scale=verdict.scale,
             response=cut(verdict.response), run_score=verdict.score, first=first,
-            repeats=list(repeats), wording_b=wording, swapped=swapped, probes=outcomes,
+            repeats=list(checked.get("stability", [])),
+            wording_b=(checked.get("wording") or [None])[0],
+            swapped=(checked.get("order") or [None])[0], probes=outcomes,
             invalid=sum(v is None for v in asked))
+
+    def checks_of(self, verdict: JudgedVerdict) -> dict[str, list[Variant]]:
+        """The asks of each check that applies to `verdict` besides its first ask and its
+        probes: fresh samples (stability), the second wording, the texts swapped (order,
+        pairwise verdicts only). The run and the dry run both count from here."""
+        checks, response = self.options.checks, verdict.response
+        out = {}
+        if "stability" in checks:
+            out["stability"] = [Variant(response, sample=r)
+                                for r in range(1, self.options.repeats + 1)]
+        if "wording" in checks:
+            out["wording"] = [Variant(response, wording="b")]
+        if "order" in checks and verdict.pairwise:
+            out["order"] = [Variant(response, swapped=True)]
+        return out
 
     def probes_of(self, verdict: JudgedVerdict, first: float | None) -> list[Probe]:
         """The generic probes (another item's answer, an empty answer: both at the bottom),

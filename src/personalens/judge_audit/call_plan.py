@@ -12,16 +12,13 @@ def plan_calls(options: AuditOptions) -> CallPlan:
     swapped order (pairwise verdicts), the off-topic and empty probes, and the lens's own probe
     when the run's score qualifies (the audited judge's first score decides in a real run)."""
     audit = JudgeAudit(options)
-    checks = options.checks
     out = CallPlan(command="judge-audit", items=len(audit.plan()), unit="verdicts x judges",
                    specs={"judge": ",".join(audit.specs)})
     for item in audit.plan():
         verdict = item.verdict
-        calls = 1 + (options.repeats if "stability" in checks else 0) \
-            + ("wording" in checks) + ("order" in checks and verdict.pairwise)
-        if "probes" in checks:
-            probes = audit.probes_of(verdict, verdict.score)
-            calls += len(probes)
+        calls = 1 + sum(len(asks) for asks in audit.checks_of(verdict).values())
+        if "probes" in options.checks:
+            calls += len(audit.probes_of(verdict, verdict.score))
         prompt = estimated_tokens(len(verdict.description) + len(verdict.material)
                                   + len(verdict.response) + 600)
         out.add("judge", calls, calls * prompt, calls * VERDICT_TOKENS)

@@ -10,7 +10,7 @@ from scipy.stats import binomtest
 from personalens.judge_audit.label_sheet import Label
 from personalens.judge_audit.metrics import FailedProbe, Figure, Headline, JudgeFindings, JudgePair
 from personalens.judge_audit.records import AuditRecord
-from personalens.judge_audit.thresholds import MIN_N, verdict, worst
+from personalens.judge_audit.thresholds import verdict, worst
 from personalens.lenses.judged import JudgedVerdict
 from personalens.stats.agreement import agreement_figures
 from personalens.stats.bootstrap import bootstrap_ci
@@ -185,5 +185,3 @@ def disagreements(by_judge: dict[str, list[AuditRecord]]) -> list[dict]:
     rows.sort(key=lambda row: (-row["spread"], row["verdict"]))
     return rows[:SHOWN_DISAGREEMENTS]
 
-
-__all__ = ["MIN_N", "between_judges", "disagreements", "judge_findings"]

@@ -11,10 +11,10 @@ from personalens.judge_audit.audited_run import open_run
 from personalens.judge_audit.label_sheet import LabelRow, write_label_sheet
 from personalens.judge_audit.options import AuditOptions
 from personalens.runs import run_lens, write_atomic
+from personalens.runs.harness import INCOMPLETE
 from personalens.runs.judge_note import record_audit
 
 AUDIT = "audit.json"
-INCOMPLETE = 3  # the exit status of a run that is not complete
 
 
 def run_audit(options: AuditOptions, *, progress: bool = True) -> int:

@@ -31,6 +31,7 @@ from personalens.runs.usage import estimated_cost, merge_usage
 
 INTERRUPTED = 130
 TERMINATED = 128 + signal.SIGTERM
+INCOMPLETE = 3  # a run that ended with items failed or not recorded; rerunning resumes it
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ from typing import Annotated, Literal
 
 import typer
 
+from personalens.runs.harness import INCOMPLETE
 from personalens.runs.options import user_path
 
-INCOMPLETE = 3  # as a lens run that did not finish
 LENS_NAMES = "personabench,pqb,prefdisco,prisk"
 
 
