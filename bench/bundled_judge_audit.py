@@ -11,7 +11,7 @@ what is done):
    agreement and framing: DIR/prisk-build), its eval judged by the bundled model
    (DIR/prisk-eval), and its audit (DIR/prisk-audit).
 Then prints, per audit and judged metric, the verdicts audited, the verdict, the headline on
-the sample, and every figure as value (n) verdict. It takes about an hour on 2 idle cores.
+the sample, and every figure as value (n) verdict. It prints no times.
 """
 
 import argparse
