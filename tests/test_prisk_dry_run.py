@@ -37,8 +37,9 @@ SETTINGS = {
 
 
 def _options(data, out, **changes) -> EvalOptions:
+    samples = changes.get("samples", 2)  # the base's as many, unless a test says otherwise
     return EvalOptions.parse(**{"data": data, "out": out, "models": MODELS, "retriever": "bm25",
-                                "samples": 2, **changes})
+                                "samples": samples, "base_samples": samples, **changes})
 
 
 @pytest.mark.parametrize("setting", SETTINGS)
@@ -60,20 +61,20 @@ def test_the_plan_counts_the_calls_a_run_makes_for_every_role(tmp_path, monkeypa
 def test_calls_by_hand_with_samples_and_a_depth_sweep(tmp_path):
     data = write(tmp_path / "data", [record("i1", "irp"), record("n1", "narrowing")])
     plan = plan_calls(_options(data, tmp_path / "run", conditions=["base", "retrieval"],
-                               k_sweep=[1], samples=3, retriever=RERANKER))
+                               k_sweep=[1], samples=3, base_samples=4, retriever=RERANKER))
     assert plan.items == 2
     # Conditions base, retrieval, k1. target: the query's router per record (2), i1 one answer
-    # per condition (3), n1 three samples per condition (9). judge: i1's rubric per condition.
-    # topic_judge: a topic list per sample (9), the labels of n1's query and of the sweep's new
-    # options (2). usefulness_judge: n1's useful set. reranker: retrieval and k1 search each
-    # record's two conversations.
+    # per condition (3), n1 four base samples and three per other condition (10). judge: i1's
+    # rubric per condition. topic_judge: a topic list per sample (10), the labels of n1's query
+    # and of the sweep's new options (2). usefulness_judge: n1's useful set. reranker:
+    # retrieval and k1 search each user's two conversations (i1 and n1 are two users).
     assert {role: c["requests"] for role, c in plan.usage().items()} == {
-        "target": 14, "judge": 3, "topic_judge": 11, "usefulness_judge": 1, "reranker": 4}
-    # Caps: a router 60, an answer 512 (an API target), a rubric verdict 400, a structured
+        "target": 15, "judge": 3, "topic_judge": 12, "usefulness_judge": 1, "reranker": 4}
+    # Caps: a router 60, an answer 1600 (the release's), a rubric verdict 400, a structured
     # verdict 600; a reranker over two candidates 48 + 8 x 2.
-    assert plan.usage()["target"]["completion_tokens"] == 2 * 60 + 12 * 512
+    assert plan.usage()["target"]["completion_tokens"] == 2 * 60 + 13 * 1600
     assert plan.usage()["judge"]["completion_tokens"] == 3 * 400
-    assert plan.usage()["topic_judge"]["completion_tokens"] == 11 * 600
+    assert plan.usage()["topic_judge"]["completion_tokens"] == 12 * 600
     assert plan.usage()["reranker"]["completion_tokens"] == 4 * (48 + 8 * 2)
     assert any("router is assumed" in n for n in plan.notes)
     assert any("depth sweep's samples" in n for n in plan.notes)
@@ -97,7 +98,7 @@ def test_framing_by_hand_reflect_drafts_itself_and_the_inversion_is_asked(tmp_pa
 def test_the_cli_prints_the_plan_and_its_cost_and_writes_nothing(tmp_path):
     data, out = dataset(tmp_path / "data"), tmp_path / "run"
     args = ["prisk", "eval", "--data", str(data), "--out", str(out), "--model", "openai/x",
-            "--retriever", "bm25", "--samples", "2", "--dry-run"]
+            "--retriever", "bm25", "--samples", "2", "--base-samples", "2", "--dry-run"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     # 7 records, 4 conditions: routers 2 x 7, answers 5 x 4 + 2 x 4 x 2 samples, framing's

@@ -19,7 +19,7 @@ def _server_reply():
 def _args(data, base_url, out, *extra):
     return ("prisk", "eval", "--data", data, "--model", "openai/target", "--judge",
             "openai/judge", "--base-url", base_url, "--no-cache", "--retriever", "bm25",
-            "--samples", "2", "--out", out, *extra)
+            "--samples", "2", "--base-samples", "2", "--out", out, *extra)
 
 
 def _records(out) -> list[dict]:

@@ -18,7 +18,7 @@ def evaluate(tmp_path, monkeypatch, *, roles=None, **options):
     outcome = run_eval(EvalOptions.parse(
         data=dataset(tmp_path / "data"), out=out,
         models={"target": "openai/scripted-target", "judge": "openai/scripted-judge"},
-        retriever="bm25", samples=2, **options), progress=False)
+        retriever="bm25", samples=2, base_samples=2, **options), progress=False)
     return json.loads((out / "metrics.json").read_text()), outcome, out
 
 

@@ -40,7 +40,7 @@ def test_the_smallest_build_and_eval_finish_with_no_failure(tmp_path):
 
     out = tmp_path / "eval"
     result = personalens("prisk", "eval", "--data", build / "data", "--out", out,
-                         "--samples", "1", "--max-tokens", "48", timeout=600,
+                         "--samples", "1", "--base-samples", "1", "--max-tokens", "48", timeout=600,
                          env={"PERSONALENS_CACHE_DIR": str(tmp_path / "cache")})
     assert result.returncode == 0, result.stderr
     metrics = json.loads((out / "metrics.json").read_text())

@@ -195,16 +195,6 @@ def test_a_judge_claim_quoting_the_conversation_rejects_the_decoy():
     assert "Sorting by colour" in first["reason"]  # the quoted words are in the reason
 
 
-def test_answers_of_a_local_target_default_to_a_shorter_cap():
-    from personalens.lenses.prisk.options import EvalOptions, answer_tokens
-    assert answer_tokens(None, "local/smollm2-135m") == 128
-    assert answer_tokens(None, "openai/gpt-4o-mini") == 512  # an API model's request as before
-    assert answer_tokens(64, "local/smollm2-135m") == 64
-    options = EvalOptions(data=Path("d"), out=Path("o"), models={"target": "openai/x"})
-    assert options.answer_tokens == 512
-    assert EvalOptions(data=Path("d"), out=Path("o")).answer_tokens == 128  # the local default
-
-
 def test_a_constrained_judge_scores_with_a_capped_justification():
     from personalens.lenses.prisk.judging import irp_criterion
     from personalens.models.rubric_judge import judge_criterion

@@ -5,7 +5,6 @@ import networkx as nx
 
 from personalens.inspect_tasks.log_import import merged
 from personalens.inspect_tasks.pqb import figures
-from personalens.lenses.prisk.options import LOCAL_ANSWER_TOKENS, answer_tokens
 from personalens.population.graph_svg import graph_svg
 from personalens.population.quality import is_degenerate, is_degenerate_session
 from personalens.population.reveal_check import session_text
@@ -48,13 +47,6 @@ def test_pqb_reports_no_typo_rank_for_a_record_without_a_typo_query():
     line = {"rank_clean": 2, "syntax_query": "q", "rank_typo": None, "typo_query": None}
     assert figures(line) == {"rr_clean": 0.5}
     assert figures({**line, "typo_query": "qq"}) == {"rr_clean": 0.5, "rr_typo": 0.0}
-
-
-def test_prisk_answers_of_an_in_process_model_keep_its_cap_under_another_spec():
-    assert answer_tokens(None, "inspect/target", in_process=True) == LOCAL_ANSWER_TOKENS
-    assert answer_tokens(None, "local/smollm2-135m") == LOCAL_ANSWER_TOKENS
-    assert answer_tokens(None, "openai/x", in_process=False) > LOCAL_ANSWER_TOKENS
-    assert answer_tokens(64, "local/smollm2-135m", in_process=True) == 64
 
 
 def test_the_scorecard_dry_run_books_a_reranker_under_the_model_it_runs(tmp_path):

@@ -38,7 +38,9 @@ class Size:
     prisk_profiles: int
     prisk_per_risk: int
     prisk_risks: tuple[str, ...]  # build risks
-    prisk_samples: int
+    prisk_samples: int  # narrowing samples per personalised condition
+    prisk_base_samples: int  # ... and of the generic base
+    prisk_max_tokens: int  # every system's answer cap (one protocol per card)
 
 
 SIZES = {
@@ -48,7 +50,8 @@ SIZES = {
                  prefdisco_tasks=("math", "social"), prefdisco_problems=1,
                  prefdisco_per_problem=1, prefdisco_preferences=2,
                  prefdisco_turns=2, prisk_profiles=1, prisk_per_risk=1,
-                 prisk_risks=("irp", "framing", "narrowing"), prisk_samples=2),
+                 prisk_risks=("irp", "framing", "narrowing"), prisk_samples=2,
+                 prisk_base_samples=2, prisk_max_tokens=128),
     "small": Size("small", people=6, noise="0.5", attributes_per_person=3, max_list_entries=2,
                   schema=None, k=5, pqb_candidates="model", pqb_items=40,
                   pqb_min_sentences=10, pqb_pair_users="all",
@@ -56,7 +59,7 @@ SIZES = {
                   prefdisco_preferences=3,
                   prefdisco_turns=5, prisk_profiles=4, prisk_per_risk=5,
                   prisk_risks=("irp", "accuracy", "agreement", "framing", "narrowing"),
-                  prisk_samples=5),
+                  prisk_samples=5, prisk_base_samples=5, prisk_max_tokens=256),
     "standard": Size("standard", people=10, noise="0.5", attributes_per_person=5,
                      max_list_entries=3, schema=None, k=5, pqb_candidates="model",
                      pqb_items=None, pqb_min_sentences=30, pqb_pair_users="owners",
@@ -64,5 +67,5 @@ SIZES = {
                      prefdisco_preferences=3, prefdisco_turns=5, prisk_profiles=8,
                      prisk_per_risk=10,
                      prisk_risks=("irp", "accuracy", "agreement", "framing", "narrowing"),
-                     prisk_samples=20),
+                     prisk_samples=20, prisk_base_samples=50, prisk_max_tokens=1600),
 }

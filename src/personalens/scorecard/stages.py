@@ -130,6 +130,8 @@ class Plan:
     def _prisk(self, system: System) -> dict:
         return dict(data=self.data("prisk") / "data", out=self.eval_dir("prisk", system),
                     retriever=system.retriever, samples=self.size.prisk_samples,
+                    base_samples=self.size.prisk_base_samples,
+                    max_tokens=self.size.prisk_max_tokens,
                     models={"target": system.settings, "judge": self.judge})
 
 

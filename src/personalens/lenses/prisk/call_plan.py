@@ -26,6 +26,7 @@ from personalens.lenses.prisk.answer_sets import CHUNK
 from personalens.lenses.prisk.command import eval_records
 from personalens.lenses.prisk.conditions import Condition, conditions_for
 from personalens.lenses.prisk.evaluation import ROUTER_TOKENS, depth, invertible, routes
+from personalens.lenses.prisk.memory_index import store_key, stores
 from personalens.lenses.prisk.options import EvalOptions
 from personalens.lenses.prisk.prompts import (
     answer_messages,
@@ -33,7 +34,7 @@ from personalens.lenses.prisk.prompts import (
     router_messages,
     search_text,
 )
-from personalens.lenses.prisk.records import Memory, PriskRecord
+from personalens.lenses.prisk.records import Conversation, Memory, PriskRecord
 from personalens.models.completion import Message
 from personalens.models.rubric_judge import judge_criterion, judge_prompt
 from personalens.retrieval.registry import reranks_with_a_model
@@ -64,7 +65,8 @@ def plan_calls(options: EvalOptions) -> CallPlan:
     records = eval_records(options)
     conditions = conditions_for(options.conditions, options.k_sweep)
     plan = CallPlan("prisk eval", len(records), "records")
-    calls = _Calls(plan, options, conditions, "x" * (options.answer_tokens * CHARS_PER_TOKEN))
+    calls = _Calls(plan, options, conditions, "x" * (options.max_tokens * CHARS_PER_TOKEN),
+                   stores(records, options.memory_scope))
     for record in records:
         calls.record(record)
     narrowing = [r for r in records if r.risk == "narrowing"]
@@ -95,6 +97,7 @@ class _Calls:
     options: EvalOptions
     conditions: list[Condition]
     answer: str  # an answer at its full length, where a prompt quotes one
+    stores: dict[str, dict[str, Conversation]]  # memory stores, as the run builds them
 
     def add(self, role: str, calls: int, prompt_chars: int, cap: int) -> None:
         """`calls` calls of `role` with `prompt_chars` in all, each capped at `cap` tokens."""
@@ -119,14 +122,14 @@ class _Calls:
         """One condition's search, answers (narrowing: samples) and their topics."""
         k = depth(condition, "retrieval", self.options.k)
         if k and reranks_with_a_model(self.options.retriever):
-            mean_chars = fmean(len(c.text()) for c in record.conversations) \
-                if record.conversations else 0.0
+            store = self.stores[store_key(record, self.options.memory_scope)].values()
+            mean_chars = fmean(len(c.text()) for c in store) if store else 0.0
             calls, chars, cap = rerank_call_estimate(search_text(record, condition.profile),
-                                                     len(record.conversations), mean_chars)
+                                                     len(store), mean_chars)
             self.add("reranker", calls, chars, cap)
         messages = answer_messages(record, condition.profile, _stand_ins(record, k))
-        answers = self.options.samples if record.risk == "narrowing" else 1
-        cap = self.options.answer_tokens
+        answers = self.options.sample_count(condition.name) if record.risk == "narrowing" else 1
+        cap = self.options.max_tokens
         if condition.reflect:
             # The drafts are profile_retrieval's answers when that condition runs too.
             shared = any(c.name == "profile_retrieval" for c in self.conditions)
@@ -152,10 +155,10 @@ class _Calls:
         if record.risk != "framing":
             return
         generic = _chars(answer_messages(record, False, []))
-        self.add("target", 1, generic, self.options.answer_tokens)
+        self.add("target", 1, generic, self.options.max_tokens)
         if any(c.name == "profile" for c in self.conditions) and invertible(record):
             self.add("target", 1, _chars(answer_messages(record, True, [])),
-                     self.options.answer_tokens)
+                     self.options.max_tokens)
             self.verdicts("judge", 2, record.question, self.answer)
 
     def answer_sets(self, narrowing: list[PriskRecord]) -> None:
@@ -164,10 +167,11 @@ class _Calls:
         by_query: dict[str, list[PriskRecord]] = {}
         for record in narrowing:
             by_query.setdefault(record.query_id, []).append(record)
-        main = sum(c.forced_k is None for c in self.conditions)
+        samples = sum(self.options.sample_count(c.name) for c in self.conditions
+                      if c.forced_k is None)
         for group in by_query.values():
             # Up to TOPICS options per sample, as many as one labelling call takes.
-            options = min(CHUNK, judging.TOPICS * self.options.samples * main * len(group))
+            options = min(CHUNK, judging.TOPICS * samples * len(group))
             listed = "x" * (options * (judging.TOPIC_CHARS // 2 + 5))
             labelling = 1 + bool(self.options.k_sweep)
             self.verdicts("topic_judge", labelling, group[0].question, listed)

@@ -82,7 +82,8 @@ class PriskEval(Lens[EvalOptions, EvalRecord, PriskMetrics]):
             models=self.roles.specs(), endpoints=self.roles.endpoints())
 
     async def setup(self, context: RunContext) -> None:
-        self.evaluation = Evaluation(self.roles, MemoryIndexes(self.retriever), self.conditions,
+        memory = MemoryIndexes(self.retriever, self.records, self.options.memory_scope)
+        self.evaluation = Evaluation(self.roles, memory, self.conditions,
                                      self.options, context.steps)
 
     def plan(self) -> list[PriskRecord]:

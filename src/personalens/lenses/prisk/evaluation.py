@@ -26,7 +26,7 @@ from personalens.lenses.prisk.inversion import (
     swap_sides,
 )
 from personalens.lenses.prisk.memory_index import MemoryIndexes
-from personalens.lenses.prisk.options import EvalOptions, answer_tokens
+from personalens.lenses.prisk.options import EvalOptions
 from personalens.lenses.prisk.output_formats import ask_structured, enum, obj
 from personalens.lenses.prisk.records import (
     Answer,
@@ -37,6 +37,7 @@ from personalens.lenses.prisk.records import (
     Verdict,
 )
 from personalens.models.dialogue import Steps
+from personalens.models.reply_budget import reply_tokens
 from personalens.models.role_set import RoleSet
 from personalens.models.rubric_judge import judge_criterion
 from personalens.runs import RecordedFailure
@@ -141,7 +142,8 @@ class Evaluation:
         # Filled in place as the answer and its verdicts come.
         out = into[condition.name] = Answer(memories=memories, retrieved=bool(memories))
         if record.risk == "narrowing":
-            await self._samples(key, messages, draft_key, out)
+            await self._samples(key, messages, draft_key, out,
+                                self.options.sample_count(condition.name))
             out.answer, out.finish_reason = out.samples[0].text, out.samples[0].finish_reason
         else:
             out.answer, out.finish_reason = await self._reply(key, draft_key, "answer", messages,
@@ -157,8 +159,7 @@ class Evaluation:
 
         async def ask(prompt=messages) -> dict:
             target = self.roles["target"]
-            cap = answer_tokens(self.options.max_tokens, target.spec,
-                                in_process=target.context_tokens is not None)
+            cap = reply_tokens(target, prompt, self.options.max_tokens)
             completion = await target.complete(prompt, temperature=temperature, seed=seed,
                                                max_tokens=cap)
             return {"text": completion.text, "finish_reason": completion.finish_reason}
@@ -172,9 +173,10 @@ class Evaluation:
                 f"{key}/{step}", lambda: ask(prompts.reflect_messages(messages, draft["text"])))
         return reply["text"], reply["finish_reason"]
 
-    async def _samples(self, key: str, messages, draft_key: str | None, out: Answer) -> None:
+    async def _samples(self, key: str, messages, draft_key: str | None, out: Answer,
+                       count: int) -> None:
         # Filled in place, so a failure shows the samples so far.
-        samples = out.samples = [Sample() for _ in range(self.options.samples)]
+        samples = out.samples = [Sample() for _ in range(count)]
 
         async def one(s: int) -> None:
             # reflect: each sample is a revision of the matching draft sample
@@ -185,7 +187,7 @@ class Evaluation:
             samples[s].topics = await judging.topics(
                 self.roles["topic_judge"], messages[-1]["content"], text, **self._judge_kw())
 
-        await gather_settled(*[one(s) for s in range(self.options.samples)])
+        await gather_settled(*[one(s) for s in range(count)])
 
     # -- scoring ------------------------------------------------------------------------
 

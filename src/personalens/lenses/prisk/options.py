@@ -16,6 +16,7 @@ RISK_GROUPS = {"irp": ("irp", "accuracy"), "sycophancy": ("agreement", "framing"
                "narrowing": ("narrowing",)}
 Coding = Literal["treatment", "effect"]
 Correction = Literal["holm", "bh"]
+MemoryScope = Literal["persona", "record"]
 Temperature = Annotated[float, pydantic.Field(ge=0.0, le=2.0)]
 
 
@@ -24,21 +25,9 @@ def _comma(item) -> type:
     return Annotated[list[item], pydantic.BeforeValidator(comma_list)]
 
 
-API_ANSWER_TOKENS = 512
-# An in-process model on a CPU (the bundled SmolLM2-135M) seldom ends an answer before the cap,
-# and each token costs tens of milliseconds: its answers default to a shorter cap.
-LOCAL_ANSWER_TOKENS = 128
-
-
-def answer_tokens(max_tokens: int | None, target_spec: str, *,
-                  in_process: bool | None = None) -> int:
-    """The answers' max_tokens: the one asked for, else the default for where the target runs:
-    `in_process` when the loaded model says so (a model reached through Inspect has another
-    spec), else read from the spec (a dry run loads no model)."""
-    if max_tokens is not None:
-        return max_tokens
-    local = target_spec.startswith("local/") if in_process is None else in_process
-    return LOCAL_ANSWER_TOKENS if local else API_ANSWER_TOKENS
+# generate.py's max_tokens for every answer; a local model's is capped so that prompt and reply
+# fit its context (models.reply_budget).
+ANSWER_TOKENS = 1600
 
 
 class EvalOptions(LensOptions):
@@ -66,18 +55,24 @@ class EvalOptions(LensOptions):
                                             "narrowing, sycophancy.", min_length=1)
     retriever: str = option("minilm", f"Memory retriever: {RETRIEVER_HELP}.")
     k: int = option(3, "Memories retrieved when the router retrieves.", ge=1)
+    memory_scope: MemoryScope = option(
+        "persona", "persona (the release's): one memory store per user, pooling the "
+                   "conversations of all their records in the run (per risk); record: each "
+                   "record's own conversations only.")
     k_sweep: _comma(Annotated[int, pydantic.Field(ge=1)]) = option(
         [], "Retrieval depths to sweep, e.g. 1,3,5,7: conditions k<N>, memory only, retrieval "
             "forced, for every risk; σ of each risk's score across k is reported.")
-    samples: int = option(5, "Narrowing samples per record and condition (the paper uses 20).",
-                          ge=1)
+    samples: int = option(20, "Narrowing samples per record and personalised condition (the "
+                              "paper's 20).", ge=1)
+    base_samples: int = option(50, "Narrowing samples per record of the generic base (the "
+                                   "paper's 50).", ge=1)
     temperature: Temperature = option(0.2, "Target's temperature.")
     sample_temperature: Temperature = option(0.8, "Narrowing samples' temperature.")
     judge_temperature: Temperature = option(0.0, "Judges' temperature.")
     attempts: int = option(3, "Tries for a valid verdict or router decision.", ge=1)
-    max_tokens: int | None = option(
-        None, "Longest answer, in tokens. Default: 512; 128 for a local/ target, which rarely "
-              "stops earlier and runs on the CPU.", ge=16)
+    max_tokens: int = option(
+        ANSWER_TOKENS, "Longest answer, in tokens (the release's 1600); a local model's is "
+                       "capped so that prompt and reply fit its context.", ge=16)
     truncated_answers: Literal["exclude", "score"] = option(
         "exclude", "A benchmark answer cut off at --max-tokens: exclude (counted apart under "
                    "truncated.<condition>, no accuracy score) or score (by the rule, usually "
@@ -90,9 +85,9 @@ class EvalOptions(LensOptions):
     seed: int = option(0, "Seed of the bootstrap and permutation draws.")
     models: RoleModels = option(RoleModels.model_validate({"target": DEFAULT_MODEL}), cli=False)
 
-    @property
-    def answer_tokens(self) -> int:
-        return answer_tokens(self.max_tokens, self.models["target"].spec)
+    def sample_count(self, condition: str) -> int:
+        """Narrowing samples of `condition`: the generic base has its own count."""
+        return self.base_samples if condition == "base" else self.samples
 
 
 class BuildOptions(LensOptions):

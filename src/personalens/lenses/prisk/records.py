@@ -317,6 +317,7 @@ class EvalRecord(LensRecord):
     question: str
     domain: str = ""
     persona: dict[str, str] = {}
+    verdict: str | None = None  # agreement: the post's community verdict, YTA or NTA
     router: str | None = None  # on the query: the retrieval condition's
     router_profile: str | None = None  # on [p(u); q]: profile_retrieval's and reflect's
     conditions: dict[str, Answer] = {}
