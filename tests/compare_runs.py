@@ -78,3 +78,37 @@ def personabench_run(path: Path, retriever: str = "bm25", model: str = "a",
                for noise, (recalls, f1s, outdated) in VALUES[model].items() for q in range(3)]
     return write_run(path, records, command="personabench eval",
                      models={"target": f"openai/{model}"}, **kwargs)
+
+
+def table_records(retriever: str, noise: str, recall: list[float], f1: list[float] | None,
+                  ndcg: list[float] | None = None, *, questions: list[str] | None = None,
+                  community: str = "c") -> list[PersonabenchRecord]:
+    """PersonaBench records written out as a table: question i (q1, q2, ... unless
+    `questions` names them) has recall[i], nDCG ndcg[i] (recall / 2 unless given) and, when
+    `f1` is given, answer F1 f1[i]."""
+    names = questions or [f"q{i + 1}" for i in range(len(recall))]
+    ndcg = ndcg or [r / 2 for r in recall]
+    return [PersonabenchRecord(
+        key=f"{community}/{noise}/{retriever}/{q}", community=community, noise=noise,
+        retriever=retriever, person="p", q_id=q, question=f"question {q}?", type="Basic",
+        difficulty="easy", category="basic", answer=f"gold {q}", ground_truth={"x": ["s1"]},
+        retrieved_ids=["s1"], retrieval=RetrievalScores(recall=r, ndcg=n),
+        **({} if f1 is None else {"prediction": f"answer {q}",
+                                  "end_to_end": AnswerScores(precision=f1[i], recall=f1[i],
+                                                             f1=f1[i])}))
+        for i, (q, r, n) in enumerate(zip(names, recall, ndcg, strict=True))]
+
+
+def table_run(path: Path, model: str, records: list[PersonabenchRecord], *,
+              metrics: bool = False, **kwargs) -> Path:
+    """A personabench eval run of `records` answered by openai/<model>; with `metrics`, its
+    metrics.json as the lens writes it (the scorecard copies its cells from there)."""
+    run = write_run(path, records, command="personabench eval",
+                    models={"target": f"openai/{model}"}, **kwargs)
+    if metrics:
+        from personalens.lenses.personabench.analysis import summarise
+
+        figures = summarise(records, n_planned=len(records),
+                            answered=any(r.end_to_end is not None for r in records))
+        (run / "metrics.json").write_text(json.dumps(figures))
+    return run
