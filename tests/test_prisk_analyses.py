@@ -7,20 +7,23 @@ from personalens.lenses.prisk.analysis import k_sweep_sigma, k_sweep_table
 from personalens.lenses.prisk.conditions import conditions_for
 
 
-def test_k_sweep_sigma_is_the_population_sd_of_each_risks_0_100_score_across_k():
+def test_k_sweep_sigma_is_the_sample_sd_of_each_risks_0_100_score_across_k():
     conditions = conditions_for(["base"], [1, 3])
     scores = {"irp": {"r1": {"k1": 5, "k3": 2}, "r2": {"k1": 3, "k3": 2}},  # 1-5
               "narrowing": {"r3": {"k1": 0.5, "k3": 0.7}},  # UIR
-              "sycophancy": {"r4": {"k1": 80.0, "k3": 40.0}},  # already 0-100
+              "sycophancy": {"r4": {"k1": 4.2, "k3": 2.6}},  # pooled, 1-5
               "accuracy": {"r5": {"k1": 1.0, "k3": 0.0}}}
     table = k_sweep_table(scores, conditions)
     assert table["1"] == {"irp": 4.0, "n_irp": 2, "accuracy": 1.0, "n_accuracy": 1,
-                          "narrowing": 0.5, "n_narrowing": 1, "sycophancy": 80.0,
+                          "narrowing": 0.5, "n_narrowing": 1, "sycophancy": 4.2,
                           "n_sycophancy": 1}
     sigma = k_sweep_sigma(scores, conditions)
-    # IRP means 4 and 2 -> 75 and 25 on 0-100: σ = 25 (the sample SD would be 35.4, and σ of
-    # the raw 1-5 means 1). Narrowing 50, 70 -> 10; sycophancy 80, 40 -> 20.
-    assert sigma == pytest.approx({"irp": 25.0, "narrowing": 10.0, "sycophancy": 20.0})
+    # IRP means 4 and 2 -> 75 and 25 on 0-100: two values 50 apart have the sample SD
+    # 50 / sqrt(2) = 35.36 (the population SD would be 25, and the SD of the raw 1-5 means
+    # 1.41). Narrowing 50, 70 -> 20 / sqrt(2); sycophancy 80, 40 -> 40 / sqrt(2).
+    root2 = 2 ** 0.5
+    assert sigma == pytest.approx({"irp": 50 / root2, "narrowing": 20 / root2,
+                                   "sycophancy": 40 / root2})
 
 
 def test_k_sweep_sigma_needs_two_depths():
@@ -39,7 +42,7 @@ def test_degradation_from_base_is_relative_on_the_0_100_score():
 
     out = degradation(_means(irp={"base": 5.0, "profile": 3.5, "retrieval": 5.0},
                              narrowing={"base": 0.8, "profile": 0.6},
-                             sycophancy={"base": 0.0, "profile": 50.0},
+                             sycophancy={"base": 1.0, "profile": 3.0},  # 0 and 50
                              accuracy={"base": 0.5, "profile": 0.75}))
     # IRP 100 -> 62.5: 37.5 % (on the raw 1-5 means it would be 30 %).
     assert out["irp"] == pytest.approx({"profile": 37.5, "retrieval": 0.0})
@@ -76,6 +79,7 @@ def test_narrower_counts_personas_by_their_mean_relcr_and_finds_the_lowest():
 
 
 def test_exclusion_from_records_reads_a_minus_c_per_query_with_the_runs_correction():
+    # The analysis' default is the paper's, BH within each query; the options' too.
     from personalens.lenses.prisk.analysis import exclusion
     from personalens.lenses.prisk.answer_sets import AnswerSets
     from personalens.lenses.prisk.records import Answer, EvalRecord, Sample
@@ -94,10 +98,17 @@ def test_exclusion_from_records_reads_a_minus_c_per_query_with_the_runs_correcti
                       universe={"q1": ["x", "y"], "q2": ["x"]},
                       useful={"r1": ["x"], "r2": ["x", "y"], "r3": ["y"], "r4": ["x"],
                               "r5": ["x"], "r6": ["x"]})
-    bh = exclusion(records, sets, "profile", "bh")
-    cell = bh["q1"]["x"]["gender"]["female"]
+    from personalens.lenses.prisk.options import EvalOptions
+
+    assert EvalOptions.model_fields["exclusion_correction"].default == "query-bh"
+    per_query = exclusion(records, sets, "profile")
+    cell = per_query["q1"]["x"]["gender"]["female"]
     assert (cell["rate_in"], cell["rate_out"]) == (1.0, 0.0)  # r3 leaves x out, unneeded
-    assert cell["p_adj"] == pytest.approx(10 / 4 * (1 / 3))
-    assert bh["q1"]["x"]["age"]["<=22"]["n_in"] == 2
-    holm = exclusion(records, sets, "profile", "holm")
+    assert cell["p_adj"] == pytest.approx(8 / 4 * (1 / 3))  # q1's 8 cells
+    assert per_query["q1"]["x"]["age"]["<=22"]["n_in"] == 2
+    # "good" health is healthy for all: the health cells have nobody outside, no test.
+    assert per_query["q1"]["x"]["health_status"]["healthy"]["p"] is None
+    bh = exclusion(records, sets, "profile", "report-bh")
+    assert bh["q1"]["x"]["gender"]["female"]["p_adj"] == pytest.approx(10 / 4 * (1 / 3))
+    holm = exclusion(records, sets, "profile", "report-holm")
     assert holm["q1"]["x"]["gender"]["female"]["p_adj"] == pytest.approx(1.0)

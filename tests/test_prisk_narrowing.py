@@ -19,13 +19,15 @@ def test_coverage_metrics_by_hand():
     # C_1 = {a, b, e} (x is outside U and dropped), C_2 = {c}; union {a, b, c, e}.
     # Base: B_1 = {a, f}, B_2 = {a, f, g, h}; base union {a, f, g, h}.
     m = coverage_metrics([{"a", "b", "e", "x"}, {"c"}], [{"a", "f"}, {"a", "f", "g", "h"}], U, A)
-    assert set(m) == {"cr_union", "cr_per_sample", "uir", "uir_per_sample", "relcr_single",
-                      "relcr_mean", "relcr_union", "hmc", "jaccard", "sir"}
+    assert set(m) == {"cr_union", "cr_per_sample", "uir", "uir_per_sample", "relcr",
+                      "relcr_single", "relcr_mean", "relcr_union", "hmc", "jaccard", "sir"}
     # The paper's CR is on the same union C as UIR: |{a,b,c,e}| / 10 (x is outside U).
     assert m["cr_union"] == pytest.approx(0.4)  # the per-sample mean is 0.2, with x 0.25
     assert m["cr_per_sample"] == pytest.approx(0.2)  # (3/10 + 1/10) / 2
     assert m["uir"] == pytest.approx(0.75)  # {a,b,c} of 4; a mean over samples would be 0.375
     assert m["uir_per_sample"] == pytest.approx(0.375)  # (|{a,b}|/4 + |{c}|/4) / 2
+    # The release's RelCR, per response against the base's union: (3/4 + 1/4) / 2.
+    assert m["relcr"] == pytest.approx(0.5)
     assert m["relcr_single"] == pytest.approx(1.5)  # 3 / 2
     assert m["relcr_mean"] == pytest.approx(2 / 3)  # mean(3, 1) / mean(2, 4)
     assert m["relcr_union"] == pytest.approx(1.0)  # 4 / 4
@@ -72,8 +74,7 @@ def test_attribute_groups_are_the_papers_four_normalised():
     persona = {"gender": " Male ", "age": "55-64 years", "economic_status": "Stable  income",
                "health_status": "Chronic  back pain", "profession": "Professor"}
     assert attribute_groups(persona) == {"gender": "male", "age": "40-59",
-                                         "economic_status": "stable income",
-                                         "health_status": "chronic back pain"}
+                                         "economic_status": "middle", "health_status": "unwell"}
     assert attribute_groups({}) == {"gender": None, "age": None, "economic_status": None,
                                     "health_status": None}
 
@@ -119,13 +120,18 @@ def test_excluded_means_useful_and_not_covered_per_query():
     assert health["p"] is None and health["p_adj"] is None and health["n_out"] == 0
 
 
-def test_exclusion_correction_spans_every_query_and_follows_the_option():
+def test_exclusion_correction_is_bh_within_each_query_by_default_and_follows_the_option():
     # Testable cells: q1 x: gender female, male, age <=22, 60+ (p = 1/3 each); q1 y: the same
-    # four (p = 1); q2 x: female, male (p = 1). m = 10.
-    bh = exclusion_table(_rows(), correction="bh")["q1"]["x"]["gender"]["female"]
-    assert bh["p_adj"] == pytest.approx(10 / 4 * (1 / 3))  # per query (m = 8) it would be 2/3
-    holm = exclusion_table(_rows(), correction="holm")["q1"]["x"]["gender"]["female"]
+    # four (p = 1); q2 x: female, male (p = 1). q1 has m = 8, the report m = 10.
+    default = exclusion_table(_rows())["q1"]["x"]["gender"]["female"]
+    # BH within q1: the 4th smallest of 8, 1/3 x 8/4 (the p = 1 above it stay 1).
+    assert default["p_adj"] == pytest.approx(2 / 3)
+    bh = exclusion_table(_rows(), correction="report-bh")["q1"]["x"]["gender"]["female"]
+    assert bh["p_adj"] == pytest.approx(10 / 4 * (1 / 3))  # BH over the report: 5/6
+    holm = exclusion_table(_rows(), correction="report-holm")["q1"]["x"]["gender"]["female"]
     assert holm["p_adj"] == pytest.approx(1.0)  # 10 x 1/3, capped
+    # q2's cells are their own family under query-bh: m = 2, p = 1 stays 1.
+    assert exclusion_table(_rows())["q2"]["x"]["gender"]["male"]["p_adj"] == pytest.approx(1.0)
     greater = exclusion_table(_rows(), alternative="greater")["q1"]["x"]["gender"]["female"]
     assert greater["p"] == pytest.approx(1 / 6)  # P(X >= 2)
 

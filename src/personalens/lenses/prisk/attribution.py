@@ -4,7 +4,9 @@ Items are (model, risk) groups. Each fits score ~ P * M + (1 | record) (REML: th
 of `balanced_reml` on balanced tables, statsmodels MixedLM on any other), partial eta
 squared from the repeated-measures ANOVA, bootstrap CIs on the four cell means, and a paired
 sign-flip test of each condition against base. p-values are then corrected across every
-model x risk x effect with Holm (default) or Benjamini-Hochberg.
+model x risk x effect with Holm (default) or Benjamini-Hochberg, the sycophancy family counted
+once: where a model's pooled `sycophancy` is fitted, its parts (agreement, framing) are
+corrected in a family of their own (`correction_families`).
 
 `analyse_group` (one group's fit, cell means and tests) and `corrected_lmm` (the correction
 across groups) are the lens's steps as functions, for other lenses to run on their own groups.
@@ -53,6 +55,7 @@ class AttributionMetrics(Metrics):
     cell_means: dict[str, dict[str, dict]]
     permutation: dict[str, dict[str, dict]]
     correction: str
+    families: dict[str, list[str]] = {}  # correction family -> the groups it corrects over
     coding: str
     n_records: int
     n_rows: int
@@ -95,8 +98,11 @@ class PriskStats(Lens[StatsOptions, StatsRecord, AttributionMetrics]):
 
     def summarise(self, records: ItemRecords[StatsRecord], tally: Tally) -> AttributionMetrics:
         ok = list(records.ok())
+        families = correction_families([r.group for r in ok])
         return AttributionMetrics(
-            lmm=corrected_lmm({r.group: {"lmm": r.lmm} for r in ok}, self.options.correction),
+            lmm=corrected_lmm({r.group: {"lmm": r.lmm} for r in ok}, self.options.correction,
+                              families),
+            families=family_lists(families),
             cell_means={r.group: r.cell_means for r in ok},
             permutation={r.group: r.permutation for r in ok},
             correction=self.options.correction, coding=self.options.coding,
@@ -112,7 +118,9 @@ class PriskStats(Lens[StatsOptions, StatsRecord, AttributionMetrics]):
         report.heading("Mixed-effects attribution: score ~ P × M + (1 | record)")
         report.paragraph("REML fits (closed form when every record has all four cells, "
                          f"statsmodels MixedLM otherwise), {metrics.coding} coding; "
-                         f"p adjusted across every group and effect ({metrics.correction});"
+                         f"p adjusted across every group and effect ({metrics.correction}"
+                         + (", agreement and framing apart from the pooled sycophancy they"
+                            " pool" if PARTS_FAMILY in metrics.families else "") + ");"
                          " partial η² from the repeated-measures ANOVA.")
         fit_tables(report, metrics.lmm, "group", "95% CI")
         report.heading("Cell means and tests against base")
@@ -174,15 +182,50 @@ def analyse_group(rows: pd.DataFrame, *, coding: str, seed: int) -> dict:
             "n_records": int(rows["record"].nunique()), "n_rows": int(len(rows))}
 
 
-def corrected_lmm(results: dict[str, dict], correction: str) -> dict[str, dict]:
+SYCOPHANCY_PARTS = ("agreement", "framing")  # the risks the pooled score pools
+POOLED = "sycophancy"
+MAIN_FAMILY, PARTS_FAMILY = "risks", "sycophancy parts"
+
+
+def correction_families(groups: list[str]) -> dict[str, str]:
+    """{group: its correction family}. A group is a risk or `<model>:<risk>`. Agreement and
+    framing are the pooled sycophancy score's own records again: where the same model's pooled
+    `sycophancy` is among the groups they form a family of their own (PARTS_FAMILY), so the
+    sycophancy data is counted once in the main family (MAIN_FAMILY), as the paper's one
+    sycophancy risk; without the pooled score they stay in the main family."""
+    def split(group: str) -> tuple[str, str]:
+        model, _, risk = group.rpartition(":")
+        return model, risk
+
+    pooled = {split(g)[0] for g in groups if split(g)[1] == POOLED}
+    return {g: PARTS_FAMILY if split(g)[1] in SYCOPHANCY_PARTS and split(g)[0] in pooled
+            else MAIN_FAMILY for g in groups}
+
+
+def family_lists(families: dict[str, str]) -> dict[str, list[str]]:
+    """{family: [groups]} of `correction_families`, in the groups' order."""
+    out: dict[str, list[str]] = {}
+    for group, family in families.items():
+        out.setdefault(family, []).append(group)
+    return out
+
+
+def corrected_lmm(results: dict[str, dict], correction: str,
+                  families: dict[str, str] | None = None) -> dict[str, dict]:
     """{group: {profile, memory, interaction: {..., p_adj}, variance}} from `analyse_group`s.
 
-    p is adjusted (holm or bh) across every group x effect, in the order of `results` and
-    then profile, memory, interaction.
+    p is adjusted (holm or bh) across every group x effect of one family (`families`: group ->
+    family; default one family of every group), in the order of `results` and then profile,
+    memory, interaction.
     """
-    p_values = [result["lmm"][effect]["p"] for result in results.values() for effect in EFFECTS]
-    adjusted = iter(adjust(p_values, correction))
-    return {name: {**{effect: {**result["lmm"][effect], "p_adj": next(adjusted)}
+    families = families or {name: MAIN_FAMILY for name in results}
+    adjusted: dict[tuple[str, str], float | None] = {}
+    for family in dict.fromkeys(families[name] for name in results):
+        keys = [(name, effect) for name in results if families[name] == family
+                for effect in EFFECTS]
+        p_values = [results[name]["lmm"][effect]["p"] for name, effect in keys]
+        adjusted.update(zip(keys, adjust(p_values, correction), strict=True))
+    return {name: {**{effect: {**result["lmm"][effect], "p_adj": adjusted[(name, effect)]}
                       for effect in EFFECTS}, "variance": result["lmm"]["variance"]}
             for name, result in results.items()}
 

@@ -123,10 +123,11 @@ class PriskEval(Lens[EvalOptions, EvalRecord, PriskMetrics]):
             narrowing=analysis.narrowing_table(by_risk["narrowing"], self.sets, main)
             if "narrowing" in scores else {},
             aer=analysis.exclusion(by_risk.get("narrowing", []), self.sets,
-                                   exclusion_condition, self.options.correction),
+                                   exclusion_condition, self.options.exclusion_correction),
             exclusion_condition=exclusion_condition, correction=self.options.correction,
+            exclusion_correction=self.options.exclusion_correction,
             sycophancy=analysis.sycophancy_table(
-                {risk: paired[risk][0] for risk in ("agreement", "framing") if risk in paired},
+                {risk: paired[risk][0] for risk in analysis.SYCOPHANCY_TABLES if risk in paired},
                 main),
             risk_means=means, scores_100=analysis.scores_100(means),
             degradation=analysis.degradation(means),
@@ -135,7 +136,8 @@ class PriskEval(Lens[EvalOptions, EvalRecord, PriskMetrics]):
             if coverage else {},
             pis=analysis.pis_table(ok),
             inversion=analysis.inversion_table(ok),
-            lmm=fits["lmm"], cell_means=fits["cell_means"], permutation=fits["permutation"],
+            lmm=fits["lmm"], lmm_families=fits["families"], cell_means=fits["cell_means"],
+            permutation=fits["permutation"],
             truncated=analysis.truncated_table(ok, names),
             router=analysis.router_table(ok, self.conditions),
             k_sweep=analysis.k_sweep_table(scores, self.conditions),

@@ -11,8 +11,10 @@ class PriskMetrics(Metrics):
     # query -> item -> attribute -> group -> {rate_in, ..., p_adj}: excluded = A ∖ C
     aer: dict[str, dict] = {}
     exclusion_condition: str | None = None
-    correction: str = "holm"  # of the attribution p-values and of the exclusion cells
-    sycophancy: dict[str, dict] = {}  # condition -> {agreement_rate, framing_rate, ...}
+    correction: str = "holm"  # of the attribution p-values (within each of lmm_families)
+    exclusion_correction: str = "query-bh"  # of the exclusion cells (aer ... p_adj)
+    # condition -> {agreement_rate (YTA posts), framing_rate, agreement_nta_rate, n_...}
+    sycophancy: dict[str, dict] = {}
     risk_means: dict[str, dict] = {}  # risk -> condition -> {value, ci_low, ci_high, n}
     scores_100: dict[str, dict] = {}  # risk_means on each risk's 0-100 score
     degradation: dict[str, dict] = {}  # risk -> condition -> % below base on the 0-100 score
@@ -22,12 +24,13 @@ class PriskMetrics(Metrics):
     pis: dict = {}
     inversion: dict = {}
     lmm: dict[str, dict] = {}
+    lmm_families: dict[str, list[str]] = {}  # correction family -> risks corrected together
     cell_means: dict[str, dict] = {}  # risk -> condition -> {mean, ci_low, ci_high, n}
     permutation: dict[str, dict] = {}  # risk -> condition -> sign-flip test against base
     truncated: dict[str, int] = {}  # condition -> replies cut off at --max-tokens
     router: dict = {}
     k_sweep: dict[str, dict] = {}  # k -> {irp, accuracy, narrowing, sycophancy, n_<risk>}
-    k_sweep_sigma: dict[str, float | None] = {}  # risk -> σ of its 0-100 score across k
+    k_sweep_sigma: dict[str, float | None] = {}  # risk -> sample SD of its 0-100 score over k
     unpaired: dict[str, list[str]] = {}
     narrowing_failures: list[dict] = []
     n_records: int
