@@ -83,6 +83,33 @@ def test_the_paired_differences_by_hand():
     assert by[("minilm", 0.5)]["recall"] == rows[(0.5, "recall")]["fp32_value"]
 
 
+def test_only_the_questions_both_sides_scored_are_paired():
+    """fp32 scored q8 and int8 q9, which the other side did not (recall = nDCG):
+
+                q0   q1   q2   q3   q8   q9
+        fp32    1    0.5  0    1    0    -
+        int8    1    0    0.5  0    -    1
+
+    Paired on q0-q3: differences 0, -0.5, 0.5, -1: -0.25 (int8 0.375, fp32 0.625), 3 changed,
+    sign-flip p 6/8. Over all six with a missing value as 0 the differences gain 0 and +1: a
+    difference of 0; each side's own mean (what the conditions table shows) is 0.5 for both."""
+    fp32 = [1.0, 0.5, 0.0, 1.0, 0.0]
+    int8 = [1.0, 0.0, 0.5, 0.0, 1.0]
+    records = [_record("minilm", "0.0", q, r, r) for q, r in zip(
+        ("q0", "q1", "q2", "q3", "q8"), fp32, strict=True)]
+    records += [_record("minilm-int8", "0.0", q, r, r) for q, r in zip(
+        ("q0", "q1", "q2", "q3", "q9"), int8, strict=True)]
+    metrics = summarise(records, n_planned=10, answered=False)
+    recall = next(r for r in metrics["int8_vs_fp32"] if r["metric"] == "recall")
+    assert (recall["n"], recall["changed"]) == (4, 3)
+    assert recall["diff"] == pytest.approx(-0.25)
+    assert (recall["int8_value"], recall["fp32_value"]) == (pytest.approx(0.375),
+                                                            pytest.approx(0.625))
+    assert recall["p"] == pytest.approx(0.75)
+    own = {c["retriever"]: c["retrieval"]["overall"]["recall"] for c in metrics["conditions"]}
+    assert own == {"minilm": pytest.approx(0.5), "minilm-int8": pytest.approx(0.5)}
+
+
 def test_f1_is_paired_over_the_questions_both_answered():
     records = [_record("minilm", "0.0", "q0", 1, 1, f1=1.0),
                _record("minilm", "0.0", "q1", 1, 1, f1=0.5),
