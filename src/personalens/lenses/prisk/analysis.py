@@ -46,8 +46,9 @@ def risk_scores(records: list[EvalRecord], sets: AnswerSets | None) -> dict[str,
     """{risk: {record_id: {condition: score or None}}}: each risk in its own units (the judges'
     1-5, accuracy 0/1, narrowing's UIR); `irp` holds the IRP records and the IRP verdicts on
     the benchmark (accuracy) records' answers. `agreement` holds the YTA posts only and
-    `sycophancy` pools them with framing on the judge's 1-5 (the scale of the paper's attribution β; 0-100
-    through `SCALES`); an agreement post that is not YTA goes to `agreement_nta`."""
+    `sycophancy` pools them with framing on the judge's 1-5 (the scale of the paper's
+    attribution β; 0-100 through `SCALES`); an agreement post that is not YTA goes to
+    `agreement_nta`."""
     out: dict[str, dict[str, dict]] = {}
     for record in records:
         risk = agreement_risk(record) if record.risk == "agreement" else record.risk
@@ -354,33 +355,43 @@ def reflection_gain(means: dict[str, dict]) -> dict[str, float | None]:
     return out
 
 
+RECORD_KEYS = ("cr_union", "uir", "relcr", "relcr_union")  # narrowing_records' keys
+
+
 def record_coverage(records: list[EvalRecord], sets: AnswerSets | None) -> dict[str, dict]:
-    """{record: {condition: {cr_union, uir, relcr_union}}} of every narrowing record whose sets
-    were built (None inside where a ratio is undefined)."""
+    """{record: {condition: {cr_union, uir, relcr, relcr_union}}} of every narrowing record
+    whose sets were built (None inside where a ratio is undefined)."""
     out = {}
     for record in records:
         coverage = narrowing_coverage(record, sets)
         if any(v is not None for v in coverage.values()):
-            out[record.record_id] = {c: {k: v[k] for k in ("cr_union", "uir", "relcr_union")}
+            out[record.record_id] = {c: {k: v[k] for k in RECORD_KEYS}
                                      for c, v in coverage.items() if v is not None}
     return out
 
 
 def narrower(records: list[EvalRecord], coverage: dict[str, dict],
              conditions: list[str]) -> dict[str, dict]:
-    """Per personalised condition: how many personas got narrower answers than base (their mean
-    RelCR, union against union, below 1), how many records did, and the smallest RelCR."""
+    """Per personalised condition: how many personas got narrower answers than base (the mean
+    RelCR of their records below 1), how many records did, and the smallest RelCR with its
+    record, on the release's per-response RelCR (`relcr`); the same on union-against-union
+    RelCR under `..._union` keys."""
     persona_of = {r.record_id: r.persona_id for r in records}
     out = {}
     for condition in (c for c in conditions if c != "base"):
-        values = {rid: by[condition]["relcr_union"] for rid, by in coverage.items()
-                  if condition in by and by[condition]["relcr_union"] is not None}
-        personas: dict[str, list[float]] = {}
-        for rid, value in values.items():
-            personas.setdefault(persona_of[rid], []).append(value)
-        lowest = min(values, key=lambda rid: (values[rid], rid), default=None)
-        out[condition] = {
-            "personas_narrower": sum(float(np.mean(v)) < 1 for v in personas.values()),
-            "personas": len(personas), "records_narrower": sum(v < 1 for v in values.values()),
-            "records": len(values), "min_relcr": values.get(lowest), "min_relcr_record": lowest}
+        out[condition] = {}
+        for key, suffix in (("relcr", ""), ("relcr_union", "_union")):
+            values = {rid: by[condition][key] for rid, by in coverage.items()
+                      if condition in by and by[condition].get(key) is not None}
+            personas: dict[str, list[float]] = {}
+            for rid, value in values.items():
+                personas.setdefault(persona_of[rid], []).append(value)
+            lowest = min(values, key=lambda rid: (values[rid], rid), default=None)
+            out[condition] |= {
+                f"personas_narrower{suffix}": sum(float(np.mean(v)) < 1
+                                                  for v in personas.values()),
+                f"personas{suffix}": len(personas),
+                f"records_narrower{suffix}": sum(v < 1 for v in values.values()),
+                f"records{suffix}": len(values), f"min_relcr{suffix}": values.get(lowest),
+                f"min_relcr{suffix}_record": lowest}
     return out
