@@ -69,6 +69,24 @@ def test_paired_differences_of_pqb_runs_hand_computed(two_runs, tmp_path):
     flip = _pair(comparison, "flip_rate.paper.1")
     assert flip["diff"] == pytest.approx(1 / 6) and flip["n"] == 3
     assert flip["test"] == "paired_permutation" and flip["p"] == pytest.approx(1.0)
+    # Flip rate @20 (paper): bm25's pairs (1,1), (1,0), (1,1): 1 flip of 3; minilm's (1,0),
+    # (0,0), (1,1): 1 of 2: 1/3 - 1/2. The four swaps of P1 and P2 (P3 is alike) give
+    # -1/6, 2/3, -2/3 and 1/6: p = 1.
+    flip20 = _pair(comparison, "flip_rate.paper.20")
+    assert runs["bm25"]["headlines"]["flip_rate.paper.20"] == {"value": pytest.approx(1 / 3),
+                                                                "n": 3}
+    assert (flip20["diff"], flip20["n"]) == (pytest.approx(-1 / 6), 3)
+    assert flip20["p"] == pytest.approx(1.0)
+    # Hit@1 drop (clean - typo) per query: bm25 0, 0, 0, -1 (P2u2 hits only typed), 0, 0;
+    # minilm 0 everywhere: -1/6 - 0, one non-zero difference: p = 1. Hit@20 drop: bm25
+    # -1 (P2u2) and +1 (P3u2, clean rank 5, typo none): 0.
+    drop1 = _pair(comparison, "hit.drop.1")
+    assert runs["bm25"]["headlines"]["hit.drop.1"]["value"] == pytest.approx(-1 / 6)
+    assert (drop1["diff"], drop1["test"], drop1["p"]) == (pytest.approx(-1 / 6), "sign_flip",
+                                                          pytest.approx(1.0))
+    drop20 = _pair(comparison, "hit.drop.20")
+    assert runs["bm25"]["headlines"]["hit.drop.20"] == {"value": 0.0, "n": 6}
+    assert (drop20["diff"], drop20["p"]) == (0.0, pytest.approx(1.0))
     # Holm over the report's 7 tests: the smallest p (0.5) times 7, capped at 1.
     assert [p["headline"] for p in comparison["pairs"]] == [
         "flip_rate.paper.1", "flip_rate.paper.20", "hit.clean.20", "hit.typo.20",

@@ -38,6 +38,13 @@ def test_paired_differences_per_noise_hand_computed(tmp_path):
     assert recall["diff"] == pytest.approx(0.5) and recall["test"] == "sign_flip"
     assert recall["p"] == pytest.approx(0.5) and recall["n"] == 3
     assert recall["ci_low"] == pytest.approx(0.0) and recall["ci_high"] <= 1.0
+    # nDCG = recall / 2: a (0.5, 0.5, 0) -> 1/3, b (0.25, 0, 0) -> 1/12; differences 0.25,
+    # 0.5, 0: 1/4, the two non-zero ones of one sign: p = 2/4.
+    assert headlines["ndcg@0.0"] == {"value": pytest.approx(1 / 3), "n": 3}
+    ndcg = _pair(comparison, "ndcg@0.0")
+    assert ndcg["diff"] == pytest.approx(0.25) and ndcg["p"] == pytest.approx(0.5)
+    # F1: a (1, 0, 1), b (1, 1, 0): 2/3 each; differences 0, -1, 1: 0, p = 1.
+    assert headlines["f1@0.0"] == {"value": pytest.approx(2 / 3), "n": 3}
     f1 = _pair(comparison, "f1@0.0")
     assert f1["diff"] == pytest.approx(0.0) and f1["p"] == pytest.approx(1.0)
     info = _pair(comparison, "info_updating@0.0")

@@ -106,6 +106,12 @@ def test_paired_differences_of_prefdisco_runs_hand_computed(tmp_path, dataset, m
     assert a["normalign"] == {"value": pytest.approx(300 / 7), "n": 3}
     assert b["normalign"]["value"] == pytest.approx(100 / 7)
     assert a["prefalign.discovery"] == {"value": pytest.approx(3.0), "n": 3}
+    # baseline (1 + 2 + 3)/3 and oracle (5 + 4 + 4)/3 in both runs; every oracle answer right
+    assert a["prefalign.baseline"] == b["prefalign.baseline"] == {"value": pytest.approx(2.0),
+                                                                  "n": 3}
+    assert a["prefalign.oracle"] == {"value": pytest.approx(13 / 3), "n": 3}
+    assert a["accuracy.oracle"] == b["accuracy.oracle"] == {"value": 1.0, "n": 3}
+    assert a["accuracy.baseline"] == {"value": 1.0, "n": 3}
     # b's q1 baseline answer was cut off: out of accuracy (not of PrefAlign), as in metrics.json
     assert b["accuracy.baseline"] == {"value": 1.0, "n": 2}
     assert b["prefalign.baseline"]["n"] == 3
