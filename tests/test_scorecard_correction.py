@@ -38,6 +38,7 @@ NOISE = "0.3"  # the tiny size's
 RECALL = {"a": [1.0] * 6 + [0.5] * 4, "b": [0.0] * 6 + [0.5] * 4}
 F1 = {"a": [1.0] * 8 + [0.0, 0.5], "b": [0.0] * 8 + [1.0, 0.5]}
 HOLM, BH = 1 / 16, 5 / 128
+TABLES = {NOISE: (RECALL, F1)}  # noise -> the records' values (a test may add a level)
 
 
 def _population(root: Path) -> Path:
@@ -62,18 +63,20 @@ def evals(monkeypatch):
         ran.append(out)
         if not out.exists():
             name = out.name
-            table_run(out, f"sys{name}", table_records("minilm", NOISE, RECALL[name], F1[name]),
-                      metrics=True)
+            table_run(out, f"sys{name}", [
+                record for noise, (recall, f1) in TABLES.items()
+                for record in table_records("minilm", noise, recall[name], f1[name])],
+                metrics=True)
         return SimpleNamespace(complete=True, tally=SimpleNamespace(n_planned=10))
 
     monkeypatch.setattr(runner, "resolve", lambda target: run)
     return ran
 
 
-def scorecard(out: Path, population: Path, *extra: str) -> dict:
+def scorecard(out: Path, population: Path, *extra: str, size: str = "tiny") -> dict:
     result = CliRunner().invoke(app, [
         "scorecard", "--system", "a=openai/sysa", "--system", "b=openai/sysb",
-        "--judge", "openai/judge", "--size", "tiny", "--lenses", "personabench",
+        "--judge", "openai/judge", "--size", size, "--lenses", "personabench",
         "--population", str(population), "--out", str(out), *extra])
     assert result.exit_code == 0, result.output
     return json.loads((out / "scorecard.json").read_text())
@@ -153,3 +156,21 @@ def test_the_lenses_and_the_population_given_are_the_ones_the_card_uses(tmp_path
     # The cells: each system's own metrics.json figure at the size's noise.
     assert card["systems"]["a"]["personabench"]["recall"]["value"] == pytest.approx(0.8)
     assert card["systems"]["b"]["personabench"]["f1"]["value"] == pytest.approx(0.15)
+
+
+def test_the_size_chooses_the_noise_level_the_card_reads(tmp_path, evals, monkeypatch):
+    """The runs hold noise 0.3 (the table above) and 0.5, where a's recall is 1 and b's 0.5 on
+    every question (a - b = 0.5 on all ten: sign-flip p = 2/2^10) and F1 is the other way
+    round (0.5 - 1). --size small reads noise 0.5; tiny (above) 0.3."""
+    monkeypatch.setitem(TABLES, "0.5", ({"a": [1.0] * 10, "b": [0.5] * 10},
+                                        {"a": [0.5] * 10, "b": [1.0] * 10}))
+    card = scorecard(tmp_path / "card", _population(tmp_path / "population"), size="small")
+    assert card["size"] == "small"
+    cells = {name: card["systems"][name]["personabench"] for name in "ab"}
+    assert (cells["a"]["recall"]["value"], cells["b"]["recall"]["value"]) == (1.0, 0.5)
+    assert (cells["a"]["f1"]["value"], cells["b"]["f1"]["value"]) == (0.5, 1.0)
+    pairs = card["pairs"]["a__vs__b"]["personabench"]
+    assert (pairs["recall"]["diff"], pairs["f1"]["diff"]) == (0.5, -0.5)
+    assert pairs["recall"]["p"] == pytest.approx(2 / 2 ** 10)
+    # holm over the card's 2 tests: 2 x 1/512 each
+    assert pairs["f1"]["p_adj"] == pytest.approx(2 / 512)

@@ -65,3 +65,27 @@ def test_an_unknown_lens_and_a_foreign_out_folder_are_refused(tmp_path):
     (tmp_path / "mine" / "thesis.tex").write_text("x")
     with pytest.raises(InputError, match="'thesis.tex'"):
         make_plan(["a=scripted"], out=tmp_path / "mine")
+
+
+def test_the_judges_server_reaches_every_role_the_judge_plays(tmp_path):
+    """--judge-base-url: the judge's server is the population's and the builds' generator's,
+    PrefDisco's user's and judge's and PRISK's judge's; a system's model keeps its own."""
+    url = "http://judge.example:8000/v1"
+    plan = make_plan(["a=openai/sysa,base_url=http://sysa.example/v1"], out=tmp_path / "card",
+                     judge="openai/judge", judge_base_url=url, size="small",
+                     lenses="prefdisco,prisk")
+    generate, prefdisco_build, prisk_build = (stage.options for stage in plan.preparation())
+    assert generate.models["generator"].base_url == url
+    assert prefdisco_build.models["generator"].base_url == url
+    assert prisk_build.models["judge"].base_url == url
+    system = plan.systems[0]
+    prefdisco = plan.evaluation("prefdisco", system).options.models
+    assert (prefdisco["user"].base_url, prefdisco["judge"].base_url) == (url, url)
+    assert prefdisco["target"].base_url == "http://sysa.example/v1"
+    prisk = plan.evaluation("prisk", system).options.models
+    assert (prisk["judge"].base_url, prisk["target"].base_url) == (
+        url, "http://sysa.example/v1")
+    default = make_plan(["a=openai/sysa"], out=tmp_path / "other", judge="openai/judge",
+                        size="small", lenses="prefdisco")
+    assert default.evaluation("prefdisco", default.systems[0]).options.models[
+        "judge"].base_url is None
