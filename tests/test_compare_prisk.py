@@ -81,7 +81,8 @@ def prisk_run(folder, data, model: str):
     try:
         Roles(**roles(model)).install(monkeypatch)
         outcome = run_eval(EvalOptions.parse(
-            data=data, out=folder, retriever="bm25", samples=2, base_samples=2, conditions=CONDITIONS,
+            data=data, out=folder, retriever="bm25", samples=2, base_samples=2,
+            conditions=CONDITIONS,
             k_sweep=[1, 2], risks=["irp", "sycophancy", "narrowing"],
             models={"target": f"openai/scripted-{model}",
                     "judge": f"openai/scripted-judge-{model}"}), progress=False)
