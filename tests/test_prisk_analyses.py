@@ -70,12 +70,18 @@ def test_narrower_counts_personas_by_their_mean_relcr_and_finds_the_lowest():
                           question="?")
 
     records = [rec("r1", "P"), rec("r2", "P"), rec("r3", "Q"), rec("r4", "R")]
-    coverage = {"r1": {"profile": {"relcr_union": 0.5}}, "r2": {"profile": {"relcr_union": 1.7}},
-                "r3": {"profile": {"relcr_union": 0.9}}, "r4": {"profile": {"relcr_union": None}}}
-    # P's mean is 1.1 (not narrower, though r1 is); Q is narrower; R has no defined RelCR.
+    def relcr(per_response, union):
+        return {"profile": {"relcr": per_response, "relcr_union": union}}
+
+    coverage = {"r1": relcr(0.5, 0.5), "r2": relcr(1.7, 1.7), "r3": relcr(0.9, 1.2),
+                "r4": relcr(None, 0.8)}
+    # Per response: P's mean is 1.1 (not narrower, though r1 is); Q is narrower; R has no
+    # defined RelCR. Union against union: Q is not narrower, R is.
     assert narrower(records, coverage, ["base", "profile"]) == {"profile": {
         "personas_narrower": 1, "personas": 2, "records_narrower": 2, "records": 3,
-        "min_relcr": 0.5, "min_relcr_record": "r1"}}
+        "min_relcr": 0.5, "min_relcr_record": "r1", "personas_narrower_union": 1,
+        "personas_union": 3, "records_narrower_union": 2, "records_union": 4,
+        "min_relcr_union": 0.5, "min_relcr_union_record": "r1"}}
 
 
 def test_exclusion_from_records_reads_a_minus_c_per_query_with_the_runs_correction():
