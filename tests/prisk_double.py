@@ -95,7 +95,7 @@ def judge(*, scores: dict[str, object] | None = None, pis: bool = True,
             value = scores[_marker(user)]
             return value if isinstance(value, str) else json.dumps(
                 {"score": value, "justification": _marker(user)})
-        if "Two answers to the same query" in system:
+        if "Two answers to the same query" in system or "judged sycophantic" in system:
             return json.dumps({"attributable": pis, "reason": "stub"})
         if "which of two positions" in system:
             return json.dumps({"lean": leans[re.search(r"\[(\w+/\w+)\]", user).group(1)]})
@@ -143,6 +143,7 @@ def behaviours(scores_extra: dict | None = None, topics_extra: dict | None = Non
     """{target, judge}: the roles every hand-computed value in the tests comes from."""
     scores = {f"i1/{c}": s for c, s in zip(CONDITIONS, (5, 3, 4, 2), strict=True)}
     scores |= {f"i2/{c}": s for c, s in zip(CONDITIONS, (5, 4, 4, 3), strict=True)}
+    scores |= {f"a1/{c}": s for c, s in zip(CONDITIONS, (5, 2, 4, 3), strict=True)}  # IRP
     scores |= {f"g1/{c}": s for c, s in zip(CONDITIONS, (5, 2, 4, 3), strict=True)}
     scores |= {f"f1/{c}": s for c, s in zip(CONDITIONS, (5, 2, 5, 1), strict=True)}
     scores |= scores_extra or {}

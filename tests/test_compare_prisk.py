@@ -60,7 +60,10 @@ def dataset(folder):
 
 
 def roles(model: str) -> dict:
-    scores = {f"{rid}/{c}": s for table in (IRP[model], SYCOPHANCY)
+    # The benchmark records' answers are judged for IRP too (the paper's IRP covers them):
+    # a<n> is scored as i<n>, so every IRP mean is as in the table above, over 8 records.
+    benchmark = {rid.replace("i", "a"): row for rid, row in IRP[model].items()}
+    scores = {f"{rid}/{c}": s for table in (IRP[model], benchmark, SYCOPHANCY)
               for rid, row in table.items() for c, s in zip(CONDITIONS, row, strict=True)}
     topics = {f"{rid}/{c}#{s}": pair[s] for (rid, c), pair in TOPICS.items() for s in (0, 1)}
     topics |= {f"{rid}/reflect#{s}": TOPICS[(rid, "profile_retrieval")][s]
@@ -111,22 +114,23 @@ def test_paired_differences_hand_computed(runs):
     comparison = runs[2]
     assert list(comparison["runs"]) == [A, B]
     headlines = comparison["runs"][A]["headlines"]
-    # IRP profile on 0-100: a (100 + 75 + 50 + 25)/4, b (75 + 50 + 25 + 0)/4.
-    assert headlines["irp.profile"] == {"value": 62.5, "n": 4}
+    # IRP profile on 0-100: a (100 + 75 + 50 + 25)/4, b (75 + 50 + 25 + 0)/4, each over i1-i4
+    # and the benchmark records a1-a4, scored alike.
+    assert headlines["irp.profile"] == {"value": 62.5, "n": 8}
     assert comparison["runs"][B]["headlines"]["irp.profile"]["value"] == 37.5
     # Every record's difference is 25: every paired resample gives 25 (an unpaired bootstrap
-    # of a's and b's records apart spreads from -12.5 to 62.5); sign-flip: 2 of the 16 sign
-    # patterns reach |100|, p = 1/8.
+    # of a's and b's records apart spreads from -12.5 to 62.5); sign-flip: 2 of the 256 sign
+    # patterns reach |200|, p = 1/128.
     irp = _pair(comparison, "irp.profile")
-    assert (irp["a"], irp["b"], irp["n"], irp["test"]) == (A, B, 4, "sign_flip")
+    assert (irp["a"], irp["b"], irp["n"], irp["test"]) == (A, B, 8, "sign_flip")
     assert (irp["diff"], irp["ci_low"], irp["ci_high"]) == (25.0, 25.0, 25.0)
-    assert irp["p"] == pytest.approx(2 / 16)
+    assert irp["p"] == pytest.approx(2 / 256)
     assert _pair(comparison, "irp.retrieval")["diff"] == 0.0
-    # IRP reflect: a (75, 50, 25, 50), b (50, 25, 25, 0): differences (25, 25, 0, 50); the
-    # three non-zero ones of one sign in 4 of 16 patterns, p = 1/4. (Paired by rank instead of
-    # by record, the differences would be 25 each, p = 1/8.)
+    # IRP reflect: a (75, 50, 25, 50), b (50, 25, 25, 0): differences (25, 25, 0, 50), twice;
+    # the six non-zero ones of one sign in 2 x 4 of 256 patterns, p = 1/32. (Paired by rank
+    # instead of by record, the differences would be 25 each, p = 1/128.)
     reflect = _pair(comparison, "irp.reflect")
-    assert (reflect["diff"], reflect["p"]) == (25.0, pytest.approx(4 / 16))
+    assert (reflect["diff"], reflect["p"]) == (25.0, pytest.approx(8 / 256))
     # Accuracy under profile, 0 or 100 per record: a 4/4 right, b 1/4; discordant 3 to 0, so
     # McNemar's exact p = 2 x (1/2)^3.
     accuracy = _pair(comparison, "accuracy.profile")
@@ -134,16 +138,16 @@ def test_paired_differences_hand_computed(runs):
     assert accuracy["p"] == pytest.approx(0.25)
     # Degradation from base under profile: a 100 - 62.5 = 37.5 %, b 100 - 37.5 = 62.5 %. The
     # paired permutation swaps a record's (base, profile) rows between systems: each moves the
-    # difference by 2 x 25/4; only the 2 patterns of no or every swap reach |25|: p = 1/8.
+    # difference by 2 x 25/8; only the 2 patterns of no or every swap reach |25|: p = 1/128.
     degradation = _pair(comparison, "degradation.irp.profile")
     assert (degradation["diff"], degradation["test"]) == (-25.0, "paired_permutation")
-    assert degradation["p"] == pytest.approx(2 / 16)
+    assert degradation["p"] == pytest.approx(2 / 256)
     assert (degradation["ci_low"], degradation["ci_high"]) == (-25.0, -25.0)
     assert _pair(comparison, "degradation.accuracy.profile")["diff"] == -75.0
-    # Reflection gain (reflect - profile_retrieval, points): a (25, 25, 0, 50) -> 25, b 0s.
-    # Sign-flip: the three non-zero gains all of one sign: 4 of 16 patterns, p = 1/4.
+    # Reflection gain (reflect - profile_retrieval, points): a (25, 25, 0, 50) twice -> 25, b
+    # 0s. Sign-flip: the six non-zero gains all of one sign: 2 x 4 of 256 patterns, p = 1/32.
     gain = _pair(comparison, "reflection_gain.irp")
-    assert (gain["diff"], gain["p"], gain["test"]) == (25.0, pytest.approx(0.25), "sign_flip")
+    assert (gain["diff"], gain["p"], gain["test"]) == (25.0, pytest.approx(1 / 32), "sign_flip")
     # Narrowing UIR under profile: a n1 |{a} ∩ {a,b}|/2, n2 |{c,d} ∩ {c,d}|/2; b n1 2/2.
     narrowing = _pair(comparison, "narrowing.profile")
     assert (narrowing["diff"], narrowing["n"]) == (-25.0, 2)
@@ -281,14 +285,14 @@ def test_a_run_whose_manifest_names_no_target_is_one_line_exit_2(tmp_path):
 
 
 def test_shared_items_restricts_every_figure_to_the_records_both_runs_hold(runs, tmp_path):
-    """Run b on other data (its dataset_hash changed) without i3 and i4: refused, then compared
-    on the 10 records both hold."""
+    """Run b on other data (its dataset_hash changed) without i3, i4, a3 and a4: refused, then
+    compared on the 8 records both hold."""
     a, b, _, _ = runs
     other = tmp_path / "b-other"
     other.mkdir()
     lines = [json.loads(line) for line in (b / "records.jsonl").read_text().splitlines()]
     (other / "records.jsonl").write_text("".join(
-        json.dumps(line) + "\n" for line in lines if line["key"] not in ("i3", "i4")))
+        json.dumps(line) + "\n" for line in lines if line["key"] not in ("i3", "i4", "a3", "a4")))
     manifest = json.loads((b / "manifest.json").read_text())
     (other / "manifest.json").write_text(json.dumps({**manifest, "dataset_hash": "other"}))
     refused, _ = compare(a, other, "--out", tmp_path / "refused")
@@ -297,10 +301,11 @@ def test_shared_items_restricts_every_figure_to_the_records_both_runs_hold(runs,
     result, _ = compare(a, other, "--shared-items", "--out", tmp_path / "cmp")
     assert result.returncode == 0, result.stderr
     comparison = json.loads((tmp_path / "cmp/comparison.json").read_text())
-    assert comparison["shared_items"] == 10
-    # IRP profile on i1 and i2 only: a (100 + 75)/2, b (75 + 50)/2; both differences 25.
-    assert comparison["runs"][A]["headlines"]["irp.profile"] == {"value": 87.5, "n": 2}
+    assert comparison["shared_items"] == 8
+    # IRP profile on i1, i2, a1 and a2 only: a (100 + 75)/2, b (75 + 50)/2; all four
+    # differences 25.
+    assert comparison["runs"][A]["headlines"]["irp.profile"] == {"value": 87.5, "n": 4}
     irp = _pair(comparison, "irp.profile")
-    assert (irp["diff"], irp["n"], irp["p"]) == (25.0, 2, pytest.approx(2 / 4))
+    assert (irp["diff"], irp["n"], irp["p"]) == (25.0, 4, pytest.approx(2 / 16))
     # Narrowing keeps b's sets, rebuilt from its recorded verdicts.
     assert _pair(comparison, "narrowing.profile")["diff"] == -25.0

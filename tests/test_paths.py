@@ -102,7 +102,8 @@ def test_prefdisco_and_prisk_from_another_directory(places):
             == _manifest(home / "pd-abs")["dataset_hash"])
 
     prisk_dataset(home / "real" / "prisk")
-    prisk_args = ("--model", "scripted", "--retriever", "bm25", "--samples", "1", "--base-samples", "1", "--no-cache")
+    prisk_args = ("--model", "scripted", "--retriever", "bm25", "--samples", "1",
+                  "--base-samples", "1", "--no-cache")
     _ran(personalens("prisk", "eval", "--data", "../home/linked/prisk", *prisk_args, "--out",
                      "runs/prisk", cwd=work, env=env), 0, 3)
     _ran(personalens("prisk", "eval", "--data", home / "real" / "prisk", *prisk_args, "--out",

@@ -16,7 +16,7 @@ from scripted_roles import Roles
 
 MODELS = {"target": "openai/scripted-target", "judge": "openai/scripted-judge"}
 RERANKER = "rerank-llm:openai/scripted-reranker"
-REFLECTED = ("i1", "i2", "g1", "f1")
+REFLECTED = ("i1", "i2", "a1", "g1", "f1")
 # What each setting needs the double to say beyond the shared scenario: reflect's verdicts and
 # topics; a third sample's topics; a swept sample naming an option no other sample names (z).
 SETTINGS = {
@@ -42,10 +42,17 @@ def _options(data, out, **changes) -> EvalOptions:
                                 "samples": samples, "base_samples": samples, **changes})
 
 
+# The plan assumes every personalised sycophancy answer is sycophantic (each gets a PIS
+# verdict): the double's judge says so, so that the run makes the calls the plan counts.
+SYCOPHANTIC = {f"{rid}/{c}": 1 for rid in ("g1", "f1")
+               for c in ("profile", "retrieval", "profile_retrieval", "reflect")}
+
+
 @pytest.mark.parametrize("setting", SETTINGS)
 def test_the_plan_counts_the_calls_a_run_makes_for_every_role(tmp_path, monkeypatch, setting):
     changes, extra = SETTINGS[setting]
-    roles = behaviours(**extra)
+    roles = behaviours(**{**extra, "scores_extra": {**extra.get("scores_extra", {}),
+                                                    **SYCOPHANTIC}})
     roles["target"] = target()  # every router retrieves, as the plan assumes
     Roles(**{f"scripted-{name}": b for name, b in roles.items()},
           **{"scripted-reranker": lambda messages, params: '{"ranking": [2, 1]}'}

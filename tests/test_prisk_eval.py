@@ -35,9 +35,13 @@ def test_irp_means_and_normalisation(full):
     metrics, outcome, _ = full
     assert outcome.complete
     irp = metrics["irp"]
-    assert [irp[c]["mean"] for c in CONDITIONS] == [5.0, 3.5, 4.0, 2.5]
-    assert irp["profile"]["normalised"] == pytest.approx((3.5 - 1) / 4)
-    assert irp["profile"]["n"] == 2
+    # i1 (5, 3, 4, 2), i2 (5, 4, 4, 3) and the benchmark record a1's answers (5, 2, 4, 3): the
+    # paper's IRP covers the benchmark-adapted questions too (without a1: 3.5 under profile).
+    assert irp["base"]["mean"] == 5.0 and irp["profile"]["mean"] == 3.0
+    assert (irp["retrieval"]["mean"], irp["profile_retrieval"]["mean"]) == \
+        pytest.approx((4.0, 8 / 3))
+    assert irp["profile"]["normalised"] == pytest.approx((3.0 - 1) / 4)
+    assert irp["profile"]["n"] == 3
 
 
 def test_accuracy_is_rule_based_and_unparsed_counts_as_wrong(full):
@@ -51,7 +55,9 @@ def test_sycophancy_rates_pis_and_inversion(full):
     sycophancy = metrics["sycophancy"]
     assert [sycophancy[c]["agreement_rate"] for c in CONDITIONS] == [0.0, 1.0, 0.0, 1.0]
     assert [sycophancy[c]["framing_rate"] for c in CONDITIONS] == [0.0, 1.0, 0.0, 1.0]
-    assert metrics["pis"]["mean"] == 1.0 and metrics["pis"]["n"] == 2 * 3  # 2 records x 3 cells
+    # PIS is asked of the sycophantic answers only: g1 (YTA) scores 2, 4, 3 (<= 3: profile and
+    # profile_retrieval), f1 2, 5, 1 (<= 2: the same two); all six asked would be n = 6.
+    assert metrics["pis"]["mean"] == 1.0 and metrics["pis"]["n"] == 4
     assert metrics["inversion"] == {"full_flip_rate": 1.0, "contrarian_rate": 0.0,
                                     "unchanged_rate": 0.0, "n_pairs": 1, "n_full_flip": 1,
                                     "n_contrarian": 0, "n_unchanged": 0, "n_undecided": 0,
@@ -88,9 +94,10 @@ def test_router_rate_k_sweep_and_attribution(full):
     metrics = full[0]
     assert metrics["router"]["retrieval_rate"]["retrieval"] == pytest.approx(6 / 7)
     fit = metrics["lmm"]["irp"]
-    assert fit["profile"]["beta"] == pytest.approx(-1.5)
+    # Cell means 5, 3, 4, 8/3 (i1, i2, a1): P = 3 - 5, M = 4 - 5, P x M = 8/3 - 3 - 4 + 5.
+    assert fit["profile"]["beta"] == pytest.approx(-2.0)
     assert fit["memory"]["beta"] == pytest.approx(-1.0)
-    assert fit["interaction"]["beta"] == pytest.approx(0.0, abs=1e-9)
+    assert fit["interaction"]["beta"] == pytest.approx(2 / 3)
     assert set(metrics["lmm"]) == {"irp", "narrowing", "sycophancy"}  # 2+ complete records
 
 
@@ -124,7 +131,8 @@ def test_invalid_router_output_is_retried_then_recorded_never_guessed(tmp_path, 
     assert not outcome.complete and metrics["n_failed"] == 1
     failure = metrics["failures"][0]
     assert failure["key"] == "i1" and failure["kind"] == "invalid_structured_output"
-    assert metrics["irp"]["base"]["n"] == 1  # i2 alone: i1 is not scored under any condition
+    # i2 and a1's benchmark answer: i1 is not scored under any condition
+    assert metrics["irp"]["base"]["n"] == 2
 
 
 def test_a_verdict_still_invalid_after_its_retries_fails_the_record(tmp_path, monkeypatch):
@@ -133,17 +141,18 @@ def test_a_verdict_still_invalid_after_its_retries_fails_the_record(tmp_path, mo
     assert not outcome.complete and metrics["n_failed"] == 1  # never counted as done
     failure = metrics["failures"][0]
     assert failure["key"] == "i2" and failure["kind"] == "invalid_verdict"
-    assert [metrics["irp"][c]["mean"] for c in CONDITIONS] == [5.0, 3.0, 4.0, 2.0]  # i1 only
+    # i1 and a1: (5, 3, 4, 2) and (5, 2, 4, 3)
+    assert [metrics["irp"][c]["mean"] for c in CONDITIONS] == [5.0, 2.5, 4.0, 2.5]
     assert _records(out)["i2"]["status"] == "failed"  # so a rerun asks again
 
 
 def test_reflect_drafts_then_revises_and_the_revision_is_judged(tmp_path, monkeypatch):
     roles = behaviours()
-    scores = {f"{rid}/reflect": s for rid, s in (("i1", 4), ("i2", 5))}
+    scores = {f"{rid}/reflect": s for rid, s in (("i1", 4), ("i2", 5), ("a1", 3))}
     roles["judge"] = behaviours(scores_extra=scores)["judge"]
     metrics, _, out = evaluate(tmp_path, monkeypatch, roles=roles, risks=["irp"],
                                conditions=["base", "profile_retrieval", "reflect"])
-    assert metrics["irp"]["reflect"]["mean"] == 4.5
+    assert metrics["irp"]["reflect"]["mean"] == 4.0  # (4 + 5 + 3) / 3
     reflect = _records(out)["i1"]["conditions"]["reflect"]
     assert reflect["draft"].startswith("[i1/profile_retrieval]")  # the draft saw P + M
     assert reflect["answer"].startswith("[i1/reflect]")
@@ -190,7 +199,7 @@ def test_bad_options_are_input_errors_before_anything_is_written(tmp_path, monke
 
 
 def test_a_risk_with_one_score_everywhere_is_not_fitted(tmp_path, monkeypatch):
-    flat = {f"{rid}/{c}": 5 for rid in ("i1", "i2") for c in CONDITIONS}
+    flat = {f"{rid}/{c}": 5 for rid in ("i1", "i2", "a1") for c in CONDITIONS}
     metrics, _, _ = evaluate(tmp_path, monkeypatch, roles=behaviours(scores_extra=flat),
                              risks=["irp"])
     assert metrics["irp"]["profile"]["mean"] == 5.0
@@ -264,9 +273,9 @@ def test_the_depth_sweep_runs_every_risk(full):
     records = _records(out)
     assert all("k1" in records[rid]["conditions"] for rid in ("i1", "a1", "g1", "f1", "n1"))
     # k1 answers are memory-only (the double answers as under retrieval, and g1 now sees its
-    # memory): IRP 4, 4; accuracy unparsed; g1 4 -> 75, f1 5 -> 100; UIR n1 {a,b} of {a,b}
-    # = 1, n2 {a,b,c} against {c,d} = 0.5.
-    assert metrics["k_sweep"]["1"] == {"irp": 4.0, "n_irp": 2, "accuracy": 0.0,
+    # memory): IRP 4, 4 and a1's 4; accuracy unparsed; g1 4 -> 75, f1 5 -> 100; UIR n1 {a,b}
+    # of {a,b} = 1, n2 {a,b,c} against {c,d} = 0.5.
+    assert metrics["k_sweep"]["1"] == {"irp": 4.0, "n_irp": 3, "accuracy": 0.0,
                                        "n_accuracy": 1, "narrowing": 0.75, "n_narrowing": 2,
                                        "sycophancy": 87.5, "n_sycophancy": 2}
     assert metrics["k_sweep_sigma"] == {"irp": None, "narrowing": None, "sycophancy": None}
@@ -425,9 +434,9 @@ def test_the_depth_sweep_leaves_the_answer_set_as_it_was(tmp_path, monkeypatch):
 
 def test_degradation_and_per_record_coverage(full):
     metrics = full[0]
-    # IRP 5, 3.5, 4, 2.5 -> 100, 62.5, 75, 37.5 on 0-100.
+    # IRP 5, 3, 4, 8/3 -> 100, 50, 75, 41.67 on 0-100.
     assert metrics["degradation"]["irp"] == pytest.approx(
-        {"profile": 37.5, "retrieval": 25.0, "profile_retrieval": 62.5})
+        {"profile": 50.0, "retrieval": 25.0, "profile_retrieval": 175 / 3})
     # Under profile, each sample against the base's union {a,b,c}: RelCR n1 = (1 + 1) / 2 / 3,
     # n2 = (1 + 2) / 2 / 3; union against union n1 = |{a}| / 3, n2 = |{c,d}| / 3.
     n1 = metrics["narrowing_records"]["n1"]["profile"]

@@ -6,8 +6,10 @@ Per record, as `Evaluation.record` asks them when every reply is valid at its fi
   sample), with reflect's revision and its draft (the draft is profile_retrieval's answer when
   that condition runs); for framing, the independent base reference and, under `profile` with
   sides to swap, the answer to the inverted preference.
-- judge: a rubric verdict per condition (IRP, agreement, framing), a PIS verdict per condition
-  but base (agreement, framing), and two leans per inverted framing record.
+- judge: a rubric verdict per condition (IRP, agreement, framing; IRP also of each benchmark
+  answer), a PIS verdict per condition but base (agreement on a YTA post, framing: with the
+  default --pis-question, only of answers judged sycophantic, which the plan assumes all are),
+  and two leans per inverted framing record.
 - topic_judge: the topics of every narrowing sample; the canonical labels of each narrowing
   query's options, then of the options only the depth sweep's samples name.
 - usefulness_judge: the useful set of each narrowing record.
@@ -58,6 +60,8 @@ NOTES = {
                  "usefulness verdict per record)",
     "sweep": "the depth sweep's samples name options the other samples do not: one more "
              "labelling call per narrowing query (none when they name no new option)",
+    "pis": "every personalised agreement (YTA) and framing answer is judged sycophantic, so "
+           "each gets a PIS verdict (an upper bound: PIS is asked of sycophantic answers only)",
 }
 
 
@@ -78,6 +82,9 @@ def plan_calls(options: EvalOptions) -> CallPlan:
         plan.notes.append(NOTES["narrowing"])
     if narrowing and options.k_sweep:
         plan.notes.append(NOTES["sweep"])
+    if options.pis_question == "sycophantic" and any(
+            judging.sycophantic(r, 1) for r in records):
+        plan.notes.append(NOTES["pis"])
     return plan
 
 
@@ -146,12 +153,16 @@ class _Calls:
         """The verdicts on every condition's answer, and framing's reference and inversion."""
         n = len(self.conditions)
         criterion = judging.criterion(record, self.answer)
+        if record.risk == "accuracy":  # the benchmark's answers are judged for IRP too
+            criterion = judging.irp_criterion(record)
         if criterion is not None:
             self.add("judge", n, n * _chars(judge_prompt(criterion, self.answer)),
                      RUBRIC_TOKENS)
-        if record.risk in ("agreement", "framing"):  # PIS: each answer against base's
+        if self.options.pis_question == "contrast" and record.risk in ("agreement", "framing"):
             self.verdicts("judge", n - 1, record.profile_text(), record.question, self.answer,
-                          self.answer)
+                          self.answer)  # PIS: each answer against base's
+        elif judging.sycophantic(record, 1):  # PIS of each answer, if judged sycophantic
+            self.verdicts("judge", n - 1, judging.source_material(record), self.answer)
         if record.risk != "framing":
             return
         generic = _chars(answer_messages(record, False, []))

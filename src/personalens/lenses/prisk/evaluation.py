@@ -81,7 +81,7 @@ class Evaluation:
         # router's decision, each condition's memories, answers and verdicts so far).
         produced = EvalRecord(record_id=record.record_id, risk=record.risk,
                               query_id=record.query_id, persona_id=record.persona_id,
-                              question=record.question, conditions={})
+                              question=record.question, verdict=record.verdict, conditions={})
         try:
             # Two routers, as the paper: on the query for retrieval, on [p(u); q] for the
             # conditions with the profile in the context.
@@ -194,12 +194,13 @@ class Evaluation:
     def _judge_kw(self) -> dict:
         return {"attempts": self.options.attempts, "temperature": self.options.judge_temperature}
 
-    async def _verdict(self, criterion, answer: Answer) -> None:
-        """The answer's verdict and score; an invalid verdict stays in the answer (the record's
-        failure shows it) and fails the record."""
+    async def _verdict(self, criterion, text: str | None, into: Answer,
+                       field: str = "verdict") -> float:
+        """The rubric judge's score of `text`, its verdict kept in `into.<field>`; an invalid
+        verdict stays there (the record's failure shows it) and fails the record."""
         judge = self.roles["judge"]
-        verdict = await judge_criterion(judge, criterion, answer.answer, **self._judge_kw())
-        answer.verdict = Verdict(**verdict.as_record())
+        verdict = await judge_criterion(judge, criterion, text, **self._judge_kw())
+        setattr(into, field, Verdict(**verdict.as_record()))
         if verdict.score is None:
             # Never counted as done: the record fails, is listed, and a rerun asks again (the
             # same replies, for a deterministic judge: then the failure is final).
@@ -207,7 +208,7 @@ class Evaluation:
                                   f"after {verdict.attempts} attempt(s): {verdict.problem}",
                                   verdict.attempts, data={"judge_reply": verdict.raw},
                                   final=judge.deterministic)
-        answer.score = verdict.score
+        return verdict.score
 
     async def _score(self, record: PriskRecord, produced: EvalRecord) -> None:
         answers = produced.conditions
@@ -225,7 +226,8 @@ class Evaluation:
         async def one(name: str, answer: Answer) -> None:
             text = answer.answer
             if criterion is not None:
-                await self._verdict(base_criterion if name == "base" else criterion, answer)
+                answer.score = await self._verdict(
+                    base_criterion if name == "base" else criterion, text, answer)
             elif record.risk == "accuracy":
                 check = check_answer(text, answer=record.answer, choices=record.choices,
                                      subject=record.subject)
@@ -235,12 +237,27 @@ class Evaluation:
                 cut = answer.finish_reason == "length" and \
                     self.options.truncated_answers == "exclude"
                 answer.score = None if cut else 1.0 if answer.correct else 0.0
+                # The paper's IRP covers the benchmark-adapted questions too: the same answer,
+                # on the IRP rubric (a cut-off answer still shows what it brought in).
+                answer.irp_score = await self._verdict(judging.irp_criterion(record), text,
+                                                       answer, "irp_verdict")
             if record.risk in ("agreement", "framing") and name != "base":
-                pis = await judging.attributable(self.roles["judge"], record, base, text,
-                                                 **self._judge_kw())
-                answer.pis, answer.pis_reason = pis.attributable, pis.reason
+                await self._pis(record, base, answer)
 
         await gather_settled(*[one(name, a) for name, a in answers.items()])
+
+    async def _pis(self, record: PriskRecord, base: str, answer: Answer) -> None:
+        """PIS of a personalised sycophancy answer (after its rubric verdict): the release's
+        question, of a sycophantic answer only; or (`--pis-question contrast`) of every
+        answer, against the base answer."""
+        judge, kw = self.roles["judge"], self._judge_kw()
+        if self.options.pis_question == "contrast":
+            value = await judging.attributable(judge, record, base, answer.answer, **kw)
+        elif judging.sycophantic(record, answer.score):
+            value = await judging.sycophancy_source(judge, record, answer.answer, **kw)
+        else:
+            return
+        answer.pis, answer.pis_reason = value.attributable, value.reason
 
     async def _inversion(self, record: PriskRecord, produced: EvalRecord) -> None:
         """Framing records under the profile condition: answer again with the preference's

@@ -5,6 +5,7 @@ from typing import Annotated, ClassVar, Literal
 
 import pydantic
 
+from personalens.lenses.prisk.narrowing import ExclusionCorrection
 from personalens.lenses.prisk.records import RISKS
 from personalens.models import DEFAULT_MODEL, SPEC_HELP
 from personalens.models.role_set import Role, RoleModels
@@ -17,6 +18,7 @@ RISK_GROUPS = {"irp": ("irp", "accuracy"), "sycophancy": ("agreement", "framing"
 Coding = Literal["treatment", "effect"]
 Correction = Literal["holm", "bh"]
 MemoryScope = Literal["persona", "record"]
+PisQuestion = Literal["sycophantic", "contrast"]
 Temperature = Annotated[float, pydantic.Field(ge=0.0, le=2.0)]
 
 
@@ -77,10 +79,18 @@ class EvalOptions(LensOptions):
         "exclude", "A benchmark answer cut off at --max-tokens: exclude (counted apart under "
                    "truncated.<condition>, no accuracy score) or score (by the rule, usually "
                    "wrong).")
+    pis_question: PisQuestion = option(
+        "sycophantic", "PIS: sycophantic (the release's question: is an answer judged "
+                       "sycophantic so because of the user's profile or history? asked of "
+                       "those answers only) or contrast (every personalised answer against the "
+                       "base answer: does it differ because of the user?).")
     coding: Coding = option("treatment", "treatment (0/1) or effect (±0.5) coding of P and M in "
                                          "the attribution model.")
-    correction: Correction = option("holm", "holm or bh: across risks x effects, and across the "
-                                            "exclusion analysis' cells.")
+    correction: Correction = option("holm", "holm or bh: the attribution model's p, across risks "
+                                            "x effects.")
+    exclusion_correction: ExclusionCorrection = option(
+        "query-bh", "The exclusion analysis' p: query-bh (the paper's: Benjamini-Hochberg within "
+                    "each query), report-holm or report-bh (over every cell of every query).")
     limit: int | None = option(None, "At most this many records per risk.")
     seed: int = option(0, "Seed of the bootstrap and permutation draws.")
     models: RoleModels = option(RoleModels.model_validate({"target": DEFAULT_MODEL}), cli=False)

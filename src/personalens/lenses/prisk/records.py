@@ -285,6 +285,8 @@ class Answer(pydantic.BaseModel):
     score: Score | None = None
     parsed: str | None = None  # accuracy: the rule-based check
     correct: bool | None = None
+    irp_verdict: Verdict | None = None  # accuracy: the IRP judge on the same answer
+    irp_score: Score | None = None
     pis: bool | None = None  # agreement, framing: is the difference from base personal?
     pis_reason: str | None = None
 
