@@ -2,7 +2,7 @@
 
 They read what the rubric judge and PRISK's PIS judge are sent (either wording, either order):
 the graded text is the block after "Response to grade:" / "Answer to rate:" (or
-"Personalised answer:" for PIS). Answers carry "[rid/condition]" (tests/prisk_double.py), so a
+"Personalised answer:" for PIS against the base answer, "Answer:" for the release's PIS). Answers carry "[rid/condition]" (tests/prisk_double.py), so a
 judge can tell an answer to another question from one to this question.
 """
 
@@ -11,8 +11,8 @@ import re
 
 from prisk_double import PERSONA
 
-_GRADED = re.compile(r"(?:Response to grade|Answer to rate|Personalised answer):\n<<<\n(.*?)\n>>>",
-                     re.S)
+_GRADED = re.compile(r"(?:Response to grade|Answer to rate|Personalised answer|\nAnswer):\n<<<\n"
+                     r"(.*?)\n>>>", re.S)
 _BLOCK = re.compile(r"<<<\n(.*?)\n>>>", re.S)
 DETAILS = [v for k, v in PERSONA.items() if k != "gender"]  # "Female" is in no answer
 
@@ -80,7 +80,8 @@ def wording_bound(messages, params):
     system, user = messages[0]["content"], messages[-1]["content"]
     found = _GRADED.search(user)
     score = sound_score(system, user, found.group(1) if found else "")
-    second = "rate a single answer" in system or "You see two replies" in system
+    second = any(marker in system for marker in (
+        "rate a single answer", "You see two replies", "Below: a user's profile"))
     if not second:
         return reply(system, score)
     return reply(system, 6 - score if is_rubric(system) else 1 - score)

@@ -59,7 +59,7 @@ def audited(tmp_path_factory):
         run_eval(EvalOptions.parse(
             data=dataset(root / "data"), out=run, risks=["irp", "sycophancy"],
             models={"target": "openai/scripted-target", "judge": "openai/scripted-sound"},
-            retriever="bm25"), progress=False)
+            retriever="bm25", pis_question="contrast"), progress=False)
         specs = ",".join(f"openai/scripted-{name}" for name in JUDGES)
         out = root / "audit"
         run_audit(AuditOptions.parse(run=run, out=out, judges=specs,

@@ -62,8 +62,8 @@ def prisk_run(tmp_path_factory):
         _roles().install(monkeypatch)
         outcome = run_eval(EvalOptions.parse(
             data=_dataset(root / "data"), out=root / "run", risks=["irp", "sycophancy"],
-            models={"target": "openai/scripted-target", "judge": SOUND}, retriever="bm25"),
-            progress=False)
+            models={"target": "openai/scripted-target", "judge": SOUND}, retriever="bm25",
+            pis_question="contrast"), progress=False)
         assert outcome.complete
     finally:
         monkeypatch.undo()
@@ -374,8 +374,8 @@ def test_the_audited_run_gains_the_audit_note_and_its_report_line(run_copy, pers
     options = _manifest(run_copy)["config"]
     rerun = run_eval(EvalOptions.parse(
         data=options["data"], out=run_copy, risks=["irp", "sycophancy"],
-        models={"target": "openai/scripted-target", "judge": SOUND}, retriever="bm25"),
-        progress=False)
+        models={"target": "openai/scripted-target", "judge": SOUND}, retriever="bm25",
+        pis_question="contrast"), progress=False)
     assert rerun.complete
     assert _line(run_copy) == line
 
