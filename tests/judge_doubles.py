@@ -1,9 +1,10 @@
 """Scripted judges for the judge-audit tests, each with one known defect, and a sound one.
 
 They read what the rubric judge and PRISK's PIS judge are sent (either wording, either order):
-the graded text is the block after "Response to grade:" / "Answer to rate:" (or
-"Personalised answer:" for PIS against the base answer, "Answer:" for the release's PIS). Answers carry "[rid/condition]" (tests/prisk_double.py), so a
-judge can tell an answer to another question from one to this question.
+the graded text is the block after "Response to grade:" / "Answer to rate:" (or "Personalised
+answer:" for PIS against the base answer, "Answer:" for the release's PIS). Answers carry
+"[rid/condition]" (tests/prisk_double.py), so a judge can tell an answer to another question
+from one to this question.
 """
 
 import json

@@ -15,6 +15,7 @@ import json
 import re
 from collections.abc import Callable
 
+from personalens.lenses.prisk.prompts import SYSTEM_PROMPTS
 from prefdisco_build_double import BuildDouble
 from prefdisco_double import ASK, asked_so_far, passive_user
 from prefdisco_double import condition_of as prefdisco_condition
@@ -46,7 +47,7 @@ def system_target(name: str, questions: int = 1) -> Callable:
         first = messages[0]["content"]
         if "past conversations with you" in first:  # PRISK's router
             return json.dumps({"decision": "retrieval"})
-        if first == "You are a helpful personal assistant.":  # a PRISK answer
+        if first in SYSTEM_PROMPTS.values():  # a PRISK answer
             condition = prisk_condition(messages)
             return f"[{name}/{condition}] #s{params.get('seed', 0)} An answer."
         if first.startswith("Below are excerpts from my private records"):  # PersonaBench

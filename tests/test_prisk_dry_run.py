@@ -24,7 +24,8 @@ SETTINGS = {
         {"conditions": ["base", "profile", "retrieval", "profile_retrieval", "reflect"],
          "retriever": RERANKER},
         {"scores_extra": {f"{rid}/reflect": 4 for rid in REFLECTED},
-         "topics_extra": {f"{rid}/reflect#{s}": ["a"] for rid in ("n1", "n2") for s in (0, 1)}}),
+         # reflect's samples name an option the 2x2's do not (r): it is labelled after U.
+         "topics_extra": {f"{rid}/reflect#{s}": ["r"] for rid in ("n1", "n2") for s in (0, 1)}}),
     "narrowing and sycophancy, k-sweep, 3 samples, limit 1": (
         {"risks": ["narrowing", "sycophancy"], "conditions": ["base", "profile"],
          "k_sweep": [1, 2], "samples": 3, "limit": 1},
@@ -84,7 +85,7 @@ def test_calls_by_hand_with_samples_and_a_depth_sweep(tmp_path):
     assert plan.usage()["topic_judge"]["completion_tokens"] == 12 * 600
     assert plan.usage()["reranker"]["completion_tokens"] == 4 * (48 + 8 * 2)
     assert any("router is assumed" in n for n in plan.notes)
-    assert any("depth sweep's samples" in n for n in plan.notes)
+    assert any("samples of reflect and of the depth sweep" in n for n in plan.notes)
 
 
 def test_framing_by_hand_reflect_drafts_itself_and_the_inversion_is_asked(tmp_path):

@@ -5,10 +5,11 @@ the useful set A (a judge's verdict for that persona).
 The release built U from personalised answers only, so base-only options could never count as
 lost, and treated a missing usefulness verdict as useful; here both sides feed U, and a verdict
 that never arrives is a recorded failure that takes the record out of the narrowing metrics.
-The depth sweep's samples are labelled after U is fixed (`narrowing/<query>/swept/labels/...`),
-so adding --k-sweep leaves U as it was. Every verdict is a step keyed by its input too
-(`narrowing/<query>/labels/<chunk>/<digest>`, `narrowing/<record>/useful/<digest of U>`), so a
-rerun with different inputs asks again.
+The samples of reflect and the depth sweep are labelled after U is fixed
+(`narrowing/<query>/swept/labels/...`), so adding them leaves U as it was (the release built U
+from whatever conditions it had, so a mitigation run moved the main numbers). Every verdict is
+a step keyed by its input too (`narrowing/<query>/labels/<chunk>/<digest>`,
+`narrowing/<record>/useful/<digest of U>`), so a rerun with different inputs asks again.
 """
 
 import hashlib
@@ -42,25 +43,26 @@ def _raw(topic: str) -> str:
     return " ".join(topic.lower().split())
 
 
-def _topics(group: list[EvalRecord], swept: bool, conditions: set[str]) -> set[str]:
+def _topics(group: list[EvalRecord], later: bool, conditions: set[str]) -> set[str]:
     return {_raw(t) for r in group for name, answer in r.conditions.items()
-            if (name in conditions) == swept for sample in answer.samples for t in sample.topics}
+            if (name in conditions) == later for sample in answer.samples for t in sample.topics}
 
 
-async def build(records: list[EvalRecord], by_id: dict[str, PriskRecord], swept: set[str], *,
+async def build(records: list[EvalRecord], by_id: dict[str, PriskRecord], after: set[str], *,
                 judge: ChatModel, usefulness_judge: ChatModel, steps: Steps, attempts: int,
                 temperature: float) -> AnswerSets:
-    """U from the run's conditions; the depth sweep's (`swept`) topics are labelled after
-    them, reusing their labels, so adding --k-sweep leaves U and every main number as they
-    were (an item only a swept answer mentions is outside U and not counted)."""
+    """U from the 2x2's conditions; the topics of the conditions `after` (reflect, the depth
+    sweep) are labelled after them, reusing their labels, so adding them leaves U and every
+    main number as they were (an item only such an answer mentions is outside U and not
+    counted)."""
     sets = AnswerSets()
     kw = {"attempts": attempts, "temperature": temperature}
     by_query: dict[str, list[EvalRecord]] = {}
     for record in records:
         by_query.setdefault(record.query_id, []).append(record)
     for query_id, group in sorted(by_query.items()):
-        raw = sorted(_topics(group, False, swept))
-        extra = sorted(_topics(group, True, swept) - set(raw))
+        raw = sorted(_topics(group, False, after))
+        extra = sorted(_topics(group, True, after) - set(raw))
         question = group[0].question
         try:
             labels = await _canonical(judge, query_id, question, raw, steps, kw)

@@ -58,8 +58,9 @@ NOTES = {
     "narrowing": "each narrowing query's options fit one labelling call (at most 60 distinct "
                  "options; each further 60 adds one) and its answer set is not empty (one "
                  "usefulness verdict per record)",
-    "sweep": "the depth sweep's samples name options the other samples do not: one more "
-             "labelling call per narrowing query (none when they name no new option)",
+    "sweep": "the samples of reflect and of the depth sweep name options the 2x2's samples do "
+             "not: one more labelling call per narrowing query (none when they name no new "
+             "option)",
     "pis": "every personalised agreement (YTA) and framing answer is judged sycophantic, so "
            "each gets a PIS verdict (an upper bound: PIS is asked of sycophantic answers only)",
 }
@@ -80,7 +81,7 @@ def plan_calls(options: EvalOptions) -> CallPlan:
         plan.notes.append(NOTES["router"])
     if narrowing:
         plan.notes.append(NOTES["narrowing"])
-    if narrowing and options.k_sweep:
+    if narrowing and any(not c.in_universe for c in conditions):
         plan.notes.append(NOTES["sweep"])
     if options.pis_question == "sycophantic" and any(
             judging.sycophantic(r, 1) for r in records):
@@ -179,12 +180,12 @@ class _Calls:
         for record in narrowing:
             by_query.setdefault(record.query_id, []).append(record)
         samples = sum(self.options.sample_count(c.name) for c in self.conditions
-                      if c.forced_k is None)
+                      if c.in_universe)
         for group in by_query.values():
             # Up to TOPICS options per sample, as many as one labelling call takes.
             options = min(CHUNK, judging.TOPICS * samples * len(group))
             listed = "x" * (options * (judging.TOPIC_CHARS // 2 + 5))
-            labelling = 1 + bool(self.options.k_sweep)
+            labelling = 1 + any(not c.in_universe for c in self.conditions)
             self.verdicts("topic_judge", labelling, group[0].question, listed)
             universe = "x" * (options * (judging.LABEL_CHARS // 2 + 3))
             for record in group:

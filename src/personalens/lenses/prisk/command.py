@@ -95,8 +95,8 @@ class PriskEval(Lens[EvalOptions, EvalRecord, PriskMetrics]):
     async def finish(self, records: ItemRecords[EvalRecord]) -> None:
         narrowing = [r for r in records.ok() if r.risk == "narrowing"]
         if narrowing:
-            swept = {c.name for c in self.conditions if c.forced_k is not None}
-            self.sets = await self.evaluation.answer_sets(narrowing, self.by_id, swept)
+            after = {c.name for c in self.conditions if not c.in_universe}
+            self.sets = await self.evaluation.answer_sets(narrowing, self.by_id, after)
 
     def summarise(self, records: ItemRecords[EvalRecord], tally: Tally) -> PriskMetrics:
         ok = list(records.ok())

@@ -19,6 +19,13 @@ class Condition:
     reflect: bool = False
     forced_k: int | None = None  # the k-sweep: retrieval without the router, this many
 
+    @property
+    def in_universe(self) -> bool:
+        """Whether narrowing's answer set U is built from this condition's samples: the 2x2's
+        only, so that adding reflect or a depth sweep leaves U, and every main number, as it
+        was (their samples are labelled after U is fixed)."""
+        return self.forced_k is None and not self.reflect
+
 
 _NAMED = {
     "base": Condition("base", False, False),

@@ -44,6 +44,7 @@ from personalens.runs import RecordedFailure
 from personalens.runs.settled import gather_settled
 
 ROUTER_TOKENS = 60  # {"decision": "no_retrieval"} with room to spare
+ROUTER_TEMPERATURE = 0.0  # a classifier, as the release's router (not the answers' 0.2)
 
 
 class Router(pydantic.BaseModel):
@@ -101,10 +102,10 @@ class Evaluation:
         return produced
 
     async def answer_sets(self, narrowing: list[EvalRecord], by_id: dict[str, PriskRecord],
-                          swept: set[str]) -> AnswerSets:
-        """Narrowing's answer sets, once every narrowing record is answered (`swept`: the
-        depth sweep's conditions, which U does not include)."""
-        return await answer_sets.build(narrowing, by_id, swept, judge=self.roles["topic_judge"],
+                          after: set[str]) -> AnswerSets:
+        """Narrowing's answer sets, once every narrowing record is answered (`after`: the
+        conditions U does not include, reflect and the depth sweep's)."""
+        return await answer_sets.build(narrowing, by_id, after, judge=self.roles["topic_judge"],
                                        usefulness_judge=self.roles["usefulness_judge"],
                                        steps=self.steps, **self._judge_kw())
 
@@ -121,7 +122,7 @@ class Evaluation:
             value, _ = await ask_structured(
                 self.roles["target"], prompts.router_messages(record, profile), Router,
                 lambda: obj({"decision": enum(("retrieval", "no_retrieval"))}), ROUTER_TOKENS,
-                regenerations=self.options.attempts - 1, temperature=self.options.temperature,
+                regenerations=self.options.attempts - 1, temperature=ROUTER_TEMPERATURE,
                 seed=0)
             return value.decision
 

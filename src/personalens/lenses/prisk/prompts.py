@@ -6,7 +6,10 @@ from personalens.lenses.prisk.output_formats import chat
 from personalens.lenses.prisk.records import Memory, PriskRecord
 from personalens.models.completion import Message
 
-_SYSTEM = "You are a helpful personal assistant."
+# As the release's generate.py: a plain assistant without the profile, a personalised one with
+# it (our wording).
+SYSTEM_PROMPTS = {False: "You are a helpful assistant.",
+                  True: "You are a helpful assistant who personalises answers to this user."}
 _CHOICE_INSTRUCTION = ("Answer the question. End with a final line 'ANSWER: <letter>' naming "
                        "the option you choose.")
 _NUMBER_INSTRUCTION = "Solve the problem. End with a final line 'ANSWER: <number>'."
@@ -41,16 +44,16 @@ def answer_messages(record: PriskRecord, profile: bool, memories: list[Memory],
     query = question_text(record)
     user = (f"{context}\n\nBased on the above, answer the following user query:\n{query}"
             if context else query)
-    return chat(_SYSTEM, user)
+    return chat(SYSTEM_PROMPTS[profile], user)
 
 
 def router_messages(record: PriskRecord, profile: bool) -> list[Message]:
     """The router's prompt: the query, after the profile paragraph when the profile is in the
     context (the paper routes profile + retrieval on [p(u); q])."""
     query = f"User query:\n{question_text(record)}"
-    return chat("You decide whether answering a user's query needs their past conversations "
-                "with you. Reply with a JSON object only: "
-                '{"decision": "retrieval"} or {"decision": "no_retrieval"}.',
+    return chat("You decide whether the user's past conversations with you could help you "
+                "give them a better, more personal answer to their query. Reply with a JSON "
+                'object only: {"decision": "retrieval"} or {"decision": "no_retrieval"}.',
                 f"{record.profile_text()}\n\n{query}" if profile else query)
 
 
