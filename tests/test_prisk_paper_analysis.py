@@ -138,6 +138,14 @@ def test_the_verdict_reaches_the_eval_record_and_the_yta_rule_holds_end_to_end(t
                                                                   strict=True)},
                        topics_extra={"n1/base#2": ["d"], "n2/base#2": ["d"]})
     Roles(**{f"scripted-{name}": b for name, b in roles.items()}).install(monkeypatch)
+    asked = []  # the exclusion analysis' correction as the run passes it
+
+    def exclusion(*args, **kwargs):
+        asked.append(args[3:] or kwargs)
+        return real_exclusion(*args, **kwargs)
+
+    real_exclusion = analysis.exclusion
+    monkeypatch.setattr(analysis, "exclusion", exclusion)
     out = tmp_path / "run"
     run_eval(EvalOptions.parse(data=data, out=out, retriever="bm25", samples=2, base_samples=3,
                                risks=["sycophancy", "narrowing"],
@@ -162,6 +170,7 @@ def test_the_verdict_reaches_the_eval_record_and_the_yta_rule_holds_end_to_end(t
     # mean |C_s| / mean |B_b|: n1 1 / (5/3), n2 1.5 / (5/3).
     assert narrowing["relcr_mean"] == pytest.approx((0.6 + 0.9) / 2)
     assert metrics["exclusion_correction"] == "report-holm" and metrics["correction"] == "holm"
+    assert asked == [("report-holm",)]
     report = (out / "report.html").read_text()
     assert "Holm over every cell of the report" in report
 
@@ -208,6 +217,37 @@ def test_agreement_and_framing_are_corrected_apart_from_the_pooled_score_they_po
     assert lmm["framing"]["profile"]["p_adj"] == pytest.approx(0.10)
     assert lmm["agreement"]["memory"]["p_adj"] == pytest.approx(0.12)
     assert corrected_lmm(results, "holm")["irp"]["profile"]["p_adj"] == pytest.approx(0.12)
+
+
+def test_the_eval_corrects_the_pooled_score_with_the_risks_and_its_parts_apart():
+    from personalens.stats.multiple_testing import adjust
+
+    rng = np.random.default_rng(5)
+
+    def table(effect: float) -> dict:
+        return {f"r{i}": {c: float(3 + effect * (c in ("profile", "profile_retrieval"))
+                                   + rng.normal(0, 0.4)) for c in CONDITIONS} for i in range(6)}
+
+    scores = {"irp": table(-1.0), "agreement": table(-0.5), "framing": table(-0.8),
+              "sycophancy": table(-0.6)}
+    fits = analysis.attribution(scores, conditions_for(CONDITIONS, []), coding="treatment",
+                                correction="holm", seed=0)
+    assert fits["families"] == {MAIN_FAMILY: ["irp", "sycophancy"],
+                                PARTS_FAMILY: ["agreement", "framing"]}
+    lmm = fits["lmm"]
+    effects = ("profile", "memory", "interaction")
+
+    def raw(risks):
+        return [lmm[r][e]["p"] for r in risks for e in effects]
+
+    main = adjust(raw(["irp", "sycophancy"]), "holm")
+    assert [lmm[r][e]["p_adj"] for r in ("irp", "sycophancy") for e in effects] == \
+        pytest.approx(main)
+    parts = adjust(raw(["agreement", "framing"]), "holm")
+    assert [lmm[r][e]["p_adj"] for r in ("agreement", "framing") for e in effects] == \
+        pytest.approx(parts)
+    every = adjust(raw(["irp", "agreement", "framing", "sycophancy"]), "holm")
+    assert main[0] != pytest.approx(every[0])  # one family of 12 would say otherwise
 
 
 def test_the_parts_stay_in_the_main_family_without_their_models_pooled_score():
