@@ -23,7 +23,7 @@ def _tasks(tmp_path):
         "personabench": (personabench(data=str(EXAMPLE), noise="0.0", retriever="bm25"), 2),
         "prefdisco": (prefdisco(data=str(folder), condition="baseline", max_tokens=64), 1),
         "prisk": (prisk(data=str(prisk_dataset(tmp_path / "prisk")), condition="base",
-                        risks="irp", retriever="bm25"), 1),
+                        risks="irp", retriever="bm25", max_tokens=64), 1),
         "pqb": (pqb(queries=str(PQB_QUERIES), meta=str(PQB_META)), 9),
     }
 

@@ -180,9 +180,10 @@ def test_prisk_task_agrees_with_prisk_eval(tmp_path, monkeypatch):
                       "openai/scripted-target", judge="openai/scripted-judge")
     figures = inspect_figures(log)
     assert len(log.samples) == 5  # the two narrowing records are not Inspect samples
-    # IRP by hand (prisk_double: i1 scores 5,3,4,2 and i2 5,4,4,3): means 5, 3.5, 4, 2.5.
-    for condition, mean in zip(CONDITIONS, (5.0, 3.5, 4.0, 2.5), strict=True):
-        assert own["irp"][condition]["mean"] == mean
+    # IRP by hand (prisk_double: i1 scores 5,3,4,2, i2 5,4,4,3 and the benchmark record a1's
+    # answers 5,2,4,3): means 5, 3, 4, 8/3.
+    for condition, mean in zip(CONDITIONS, (5.0, 3.0, 4.0, 8 / 3), strict=True):
+        assert own["irp"][condition]["mean"] == pytest.approx(mean)
         assert figures[f"irp_normalised/{condition}"] == pytest.approx((mean - 1) / 4, abs=1e-9)
     for risk, by_condition in own["risk_means"].items():
         for condition, cell in by_condition.items():

@@ -11,7 +11,7 @@ from personalens.errors import InputError
 from personalens.inspect_tasks.lens_task import LensTask, lens_task
 from personalens.lenses.prisk.command import PriskEval
 from personalens.lenses.prisk.metrics import PriskMetrics
-from personalens.lenses.prisk.options import EvalOptions
+from personalens.lenses.prisk.options import ANSWER_TOKENS, EvalOptions
 from personalens.lenses.prisk.records import PriskRecord
 
 ACROSS_SAMPLES = "narrowing"
@@ -52,7 +52,7 @@ PRISK = LensTask("prisk", PriskEval, EvalOptions, sample, figures, headlines)
 @task
 def prisk(data: str, condition: str = "base,profile,retrieval,profile_retrieval",
           risks: str = "irp,sycophancy", retriever: str = "minilm", k: int = 3,
-          limit: int | None = None, seed: int = 0) -> Task:
+          max_tokens: int = ANSWER_TOKENS, limit: int | None = None, seed: int = 0) -> Task:
     """PRISK: what personalization costs (irrelevant personal details, sycophancy).
 
     Args:
@@ -63,6 +63,8 @@ def prisk(data: str, condition: str = "base,profile,retrieval,profile_retrieval"
           runs through `personalens prisk eval` (its answer sets span samples).
         retriever: Memory retriever (bm25, minilm, ...).
         k: Memories retrieved when the router retrieves.
+        max_tokens: Longest answer, in tokens (the release's 1600); a local model's is capped
+          so that prompt and reply fit its context.
         limit: At most this many records per risk.
         seed: Seed of the bootstrap and permutation draws.
     """
@@ -70,5 +72,5 @@ def prisk(data: str, condition: str = "base,profile,retrieval,profile_retrieval"
         raise InputError("the narrowing risk's answer sets span samples, so it runs through "
                          "`personalens prisk eval --risks narrowing`, not Inspect")
     args = {"data": data, "conditions": condition, "risks": risks, "retriever": retriever,
-            "k": k, "limit": limit, "seed": seed}
+            "k": k, "max_tokens": max_tokens, "limit": limit, "seed": seed}
     return lens_task(PRISK, args)
