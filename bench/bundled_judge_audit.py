@@ -36,7 +36,7 @@ def steps(out: Path) -> list[tuple[str, list[str]]]:
                          "--per-risk", "5", "--risks", "irp,agreement,framing"]),
         ("prisk-eval", ["prisk", "eval", "--data", str(out / "prisk-build/data"), "--out",
                         str(out / "prisk-eval"), "--risks", "irp,sycophancy", "--judge",
-                        MODEL]),
+                        MODEL, "--max-tokens", "128"]),
         ("prisk-audit", ["judge-audit", str(out / "prisk-eval"), "--out",
                          str(out / "prisk-audit")]),
     ]

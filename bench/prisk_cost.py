@@ -74,7 +74,7 @@ def run(data: Path, out: Path, base_url: str, risks: list[str], conditions: list
         return ModelSettings(spec=f"openai/{name}", base_url=base_url, use_cache=False,
                              concurrency=CONCURRENCY)
     lens = PriskEval(EvalOptions(data=data, out=out, risks=risks, conditions=conditions,
-                                 retriever="bm25", samples=5,
+                                 retriever="bm25", samples=5, base_samples=5,
                                  models={"target": role("target"), "judge": role("judge")}))
     lens.concurrency = CONCURRENCY
     start = time.perf_counter()
