@@ -10,9 +10,48 @@ from collections.abc import Callable
 
 from scripted_roles import Roles, system_of  # noqa: F401  (re-exported for the tests)
 
+# --- The correctness judge (--correctness judge, the default) ---------------------------------
+
+_CHECKED = re.compile(r"\n\n(?:Correct answer|Known solution):\n(.*?)\n\n"
+                      r"(?:Model's final response|Answer under review):\n(.*)\n\n(?:Give|Write) ",
+                      re.S)
+
+
+def is_correctness_request(params: dict) -> bool:
+    """A request of the correctness judge: its reply schema is the correctness verdict's."""
+    schema = (params.get("response_format") or {}).get("json_schema", {})
+    return schema.get("name") == "OpenVerdict"
+
+
+def checked(messages: list[dict]) -> tuple[str, str]:
+    """(gold answer, judged response) of a correctness request, in either wording."""
+    gold, response = _CHECKED.search(messages[-1]["content"]).groups()
+    return gold, response
+
+
+def correct_as_the_rules_read(messages, params) -> str:
+    """A correctness judge that decides as the rules would: correct iff the response's last
+    ANSWER: line (without one, the whole response) is the gold answer. Tests about other
+    things keep their hand-computed accuracies under either method."""
+    gold, response = checked(messages)
+    lines = re.findall(r"ANSWER:\s*(.*)", response)
+    given = (lines[-1] if lines else response).strip().upper()
+    return json.dumps({"justification": f"read {given!r}", "correct": int(given == gold.upper())})
+
+
+def judging_correctness(criteria: Callable) -> Callable:
+    """A judge: `criteria` answers the rubric requests; the correctness requests are answered
+    as the rules would (`correct_as_the_rules_read`)."""
+    def reply(messages, params):
+        if is_correctness_request(params):
+            return correct_as_the_rules_read(messages, params)
+        return criteria(messages, params)
+    return reply
+
 
 def judge_by_condition(scores: dict[str, dict[str, int]]) -> Callable:
     """Judge: the score of a criterion depends on which marker the graded response holds."""
+    @judging_correctness
     def reply(messages, params):
         user = messages[-1]["content"]
         criterion = re.search(r"Criterion: (\S+)", user).group(1)
@@ -90,7 +129,9 @@ def scripted_target(questions: int | dict[str, int] = 1, answer: str | dict[str,
 
 def judge_table(table: dict[str, dict[str, object]]) -> Callable:
     """Judge: table["<id>/<condition>"][criterion] is the reply: an int (a valid verdict),
-    a str (the raw reply, as is), or a list of those indexed by the attempt (the seed)."""
+    a str (the raw reply, as is), or a list of those indexed by the attempt (the seed).
+    Correctness requests are answered as the rules would (`correct_as_the_rules_read`)."""
+    @judging_correctness
     def reply(messages, params):
         user = messages[-1]["content"]
         criterion = re.search(r"Criterion: (\S+)", user).group(1)

@@ -17,7 +17,13 @@ from collections.abc import Callable
 
 from personalens.lenses.prisk.prompts import SYSTEM_PROMPTS
 from prefdisco_build_double import BuildDouble
-from prefdisco_double import ASK, asked_so_far, passive_user
+from prefdisco_double import (
+    ASK,
+    asked_so_far,
+    correct_as_the_rules_read,
+    is_correctness_request,
+    passive_user,
+)
 from prefdisco_double import condition_of as prefdisco_condition
 from prisk_build_double import PriskDouble
 from prisk_double import condition_of as prisk_condition
@@ -85,6 +91,8 @@ class FixedJudge:
             return "build prisk", self.prisk_build
         if schema in PREFDISCO_BUILD:
             return "build prefdisco", self.prefdisco_build
+        if is_correctness_request(params):  # PrefDisco's correctness judge
+            return "judge", correct_as_the_rules_read
         user = next((m["content"] for m in messages if m["role"] == "user"), "")
         judged = _judge(messages[0]["content"], user)
         if judged is not None:

@@ -41,8 +41,10 @@ SOUND, ALWAYS = "openai/judge", "openai/always"
 
 _PREFERENCE = re.compile(r"(?:This user's preference|What this user prefers): (.*)\n")
 _GRADED = re.compile(r"(?:Response to grade|Answer to rate):\n<<<\n(.*?)\n>>>", re.S)
-_CHECKED = re.compile(r"(?:Reference answer|Expected answer):\n(.*?)\n\n"
-                      r"(?:Answer to check|Answer under review):\n(.*)", re.S)
+# The correctness judge's request in either wording: (gold answer, the answer judged).
+_CHECKED = re.compile(r"(?:Correct answer|Known solution):\n(.*?)\n\n"
+                      r"(?:Model's final response|Answer under review):\n(.*)\n\n(?:Give|Write) ",
+                      re.S)
 OPPOSITE = "the opposite of this: "
 
 
@@ -72,8 +74,8 @@ def sound(messages, params):
     checked = _CHECKED.search(user)
     if checked:
         gold, answer = checked.groups()
-        return json.dumps({"correct": bool(answer.strip()) and gold in answer,
-                           "justification": "sound"})
+        return json.dumps({"justification": "sound",
+                           "correct": int(bool(answer.strip()) and gold in answer)})
     value = _PREFERENCE.search(user).group(1)
     graded = _GRADED.search(user).group(1).lower()
     words = value.removeprefix(OPPOSITE).lower().split()
@@ -88,7 +90,7 @@ def sound(messages, params):
 def always(messages, params):
     """5 on every criterion, and every answer correct."""
     if _CHECKED.search(messages[-1]["content"]):
-        return json.dumps({"correct": True, "justification": "always"})
+        return json.dumps({"justification": "always", "correct": 1})
     return json.dumps({"score": 5, "justification": "always"})
 
 
@@ -127,7 +129,9 @@ def test_the_run_judged_correctness_of_the_open_answers(audited):
                        "o2/baseline": True, "o2/discovery": False, "o2/oracle": True}
     assert all(r["correctness"]["judged"] for r in items.values())
     opened = open_run(run, None, 0)
-    assert all(correctness_is_judged(i.problem) for i in opened.judged.instances.values())
+    # Open-ended golds: judged under either method.
+    assert all(correctness_is_judged(i.problem, "rules")
+               for i in opened.judged.instances.values())
     metrics = [v.metric for v in opened.verdicts]
     assert metrics.count("prefalign") == 12 and metrics.count("correctness") == 6
 

@@ -91,7 +91,8 @@ def test_prefdisco_and_prisk_from_another_directory(places):
     (home / "real" / "pd").mkdir()
     write(home / "real" / "pd" / "mmlu.jsonl",
           [record("p1", MMLU_ROW, {"tone": "warm"}, {"tone": 1.0})])
-    pd_args = ("--model", "scripted", "--conditions", "baseline", "--no-cache")
+    pd_args = ("--model", "scripted", "--conditions", "baseline", "--no-cache",
+               "--allow-self-judging")
     _ran(personalens("prefdisco", "eval", "--data", "../home/linked/pd", *pd_args, "--out",
                      "runs/pd", cwd=work, env=env), 0, 3)
     _ran(personalens("prefdisco", "eval", "--data", "~/linked/pd/mmlu.jsonl", *pd_args,

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import prefdisco_data as data
 from personalens.lenses.prefdisco.answer_check import grade
 from personalens.lenses.prefdisco.metrics import PrefdiscoMetrics
+from personalens.lenses.prefdisco.options import EvalOptions
 from personalens.lenses.prefdisco.problems import Problem
 from personalens.lenses.prefdisco.protocol import WireFormat
 from personalens.lenses.prefdisco.records import PrefdiscoRecord
@@ -32,6 +33,7 @@ from prefdisco_double import (
     Roles,
     condition_of,
     evaluate,
+    is_correctness_request,
     judge_table,
     passive_user,
     problem_id,
@@ -65,11 +67,18 @@ def test_a_grammar_goes_only_to_a_constrained_model_and_api_requests_stay_as_the
     grammars: dict[str, list[str]] = {}
     for messages, params in roles.of("target"):
         grammars.setdefault(condition_of(messages), []).append(params["grammar"])
-    # Single-turn answers: text, then an ANSWER line with one of the problem's letters.
+    # Single-turn answers under the default --correctness judge: free text, no ANSWER line
+    # (nothing reads one); under the rules, text then an ANSWER line with one of the letters.
     for condition in ("baseline", "oracle"):
         (grammar,) = grammars[condition]
-        assert grammar.startswith("root ::= answer\n")
-        assert 'value ::= ("A" | "B" | "C" | "D")' in grammar
+        assert grammar.startswith("root ::= answer\n") and "ANSWER" not in grammar
+    ruled = ConstrainedRoles(target=scripted_target(questions=1), user=passive_user,
+                             judge=judge_table(_table(["p1"]))).install(monkeypatch)
+    _, _, outcome = evaluate(path, tmp_path / "rules", ruled, turns=1, correctness="rules")
+    assert outcome.complete
+    for messages, params in ruled.of("target"):
+        if condition_of(messages) in ("baseline", "oracle"):
+            assert 'value ::= ("A" | "B" | "C" | "D")' in params["grammar"]
     # Discovery with one question: the turn may ask or answer; the budget spent, the final
     # prompt's answer, as a single-turn answer.
     assert [g.splitlines()[0] for g in grammars["discovery"]] == [
@@ -82,10 +91,12 @@ def test_a_grammar_goes_only_to_a_constrained_model_and_api_requests_stay_as_the
         reply_grammar(USER_REPLY_CHARS)] * 3
     assert compile_gbnf(reply_grammar(USER_REPLY_CHARS)).longest == 300
     assert all("grammar" not in params for _, params in roles.of("judge"))
-    # ... whose justification is bounded, so the object closes within the judge's max_tokens.
-    judged = [p["response_format"]["json_schema"]["schema"]["properties"]["justification"]
-              for _, p in roles.of("judge")]
-    assert judged and all(j == {"type": "string", "maxLength": 240} for j in judged)
+    # ... whose justification is bounded, so the object closes within the judge's max_tokens
+    # (the rubric's 240 characters, the correctness verdict's 300).
+    bounds = [p["response_format"]["json_schema"]["schema"]["properties"]["justification"]
+              .get("maxLength") for _, p in roles.of("judge")]
+    assert sorted(set(bounds)) == [240, 300]
+    assert bounds.count(300) == 4  # baseline, discovery, oracle, fixed_2: one verdict each
 
     # The same run with API models: every request is what it was before grammars existed.
     api = ConstrainedRoles(constrained=(), target=scripted_target(questions=1),
@@ -98,7 +109,8 @@ def test_a_grammar_goes_only_to_a_constrained_model_and_api_requests_stay_as_the
     assert all(set(params) == {"temperature", "seed", "max_tokens"} for _, params in calls)
     assert [set(params) for _, params in api.of("user")] == [
         {"temperature", "seed", "max_tokens"}]
-    assert all(p["response_format"] == _VERDICT_SCHEMA for _, p in api.of("judge"))
+    assert all(p["response_format"] == _VERDICT_SCHEMA for _, p in api.of("judge")
+               if not is_correctness_request(p))
 
 
 def test_build_asks_a_constrained_generator_for_names_from_the_candidates(tmp_path,
@@ -436,7 +448,8 @@ def test_the_browser_shows_inputs_every_message_verdicts_and_the_failed_exchange
     _, records, outcome = evaluate(path, tmp_path / "out", roles, turns=2)
     instances = {i.key: i for i in load(path).instances}
     items = browser_entries(ItemRecords.from_lines([r for r in records if "instance" in r],
-                                                   PrefdiscoRecord), instances, turns=2)
+                                                   PrefdiscoRecord), instances,
+                            EvalOptions(data=path, out=tmp_path / "out", turns=2))
     entries = {e.title.split(" · ")[0] + "/" + e.facets["condition"]: e for e in items.entries}
     assert items.total == 6
     assert items.entries[0].facets["correct"] == "failed"  # failures first
@@ -458,7 +471,10 @@ def test_the_browser_shows_inputs_every_message_verdicts_and_the_failed_exchange
     assert ok["turn 1: target (question)"] == asks["p1"]
     assert ok["turn 1: user (revealed: visual)"] == replies["p1"]
     assert ok["final answer (judged)"] == "[p1/discovery] Working it out.\nANSWER: B"
-    assert ok["correctness"] == "ANSWER read as 'B' (gold B): right"
+    # The release's judge decided it; the rules read the ANSWER line the target wrote anyway.
+    assert ok["correctness"] == "judged right (gold B): read 'B'"
+    assert ok["correctness by the rules (not counted in accuracy)"] == \
+        "ANSWER read as 'B' (gold B): right"
     verdict = ok["judge · visual (w=1.00): 3"]
     assert "criterion: matches visual" in verdict and "level 5: fully" in verdict
     assert "user's value: visual diagrams and sketches" in verdict

@@ -211,14 +211,15 @@ def test_no_answer_line_is_unparsed_and_wrong(kind, gold, options):
 
 
 def test_unparsed_answers_stay_in_the_accuracy_denominator(tmp_path, monkeypatch):
-    # p1 answers B (right), p2 gives no ANSWER line, p3 answers C (wrong).
+    # The rules (--correctness rules): p1 answers B (right), p2 gives no ANSWER line, p3
+    # answers C (wrong).
     path = data.write(tmp_path / "mmlu.jsonl",
                       [data.weighted(p, {"visual": 1.0}) for p in ("p1", "p2", "p3")])
     table = {f"{p}/{c}": {"visual": 3} for p in ("p1", "p2", "p3")
              for c in ("baseline", "discovery", "oracle")}
     roles = Roles(target=scripted_target(answer={"p1": "B", "p2": "", "p3": "C"}),
                   user=passive_user, judge=judge_table(table)).install(monkeypatch)
-    metrics, records, _ = evaluate(path, tmp_path / "out", roles)
+    metrics, records, _ = evaluate(path, tmp_path / "out", roles, correctness="rules")
     for condition in ("baseline", "discovery", "oracle"):
         accuracy = metrics["accuracy"][condition]
         assert accuracy["mean"] == pytest.approx(1 / 3)

@@ -57,9 +57,9 @@ def test_eval_through_the_cli_against_a_real_http_server(tmp_path):
     for body in server.requests:
         by_model.setdefault(body["model"], []).append(body)
     # target: 3 x (baseline + oracle) + discovery turns (p1 2, p2 3, q1 2) + 3 final prompts
-    # = 16; user: one reply per question (1 + 2 + 1); judge: 3 instances x 3 conditions x 2
-    # criteria
-    assert {m: len(b) for m, b in by_model.items()} == {"target": 16, "user": 4, "judge": 18}
+    # = 16; user: one reply per question (1 + 2 + 1); judge: 3 instances x 3 conditions x (2
+    # criteria + 1 correctness, the release's judge)
+    assert {m: len(b) for m, b in by_model.items()} == {"target": 16, "user": 4, "judge": 27}
     assert {b["temperature"] for b in by_model["target"]} == {0.0}
     assert {b["temperature"] for b in by_model["user"]} == {0.4}
     assert {b["temperature"] for b in by_model["judge"]} == {0.0}
@@ -95,7 +95,7 @@ def test_eval_through_the_cli_against_a_real_http_server(tmp_path):
     assert (manifest["config"]["temperature"], manifest["config"]["user_temperature"],
             manifest["config"]["judge_temperature"]) == (0.0, 0.4, 0.0)
     assert manifest["usage"]["target"]["requests"] == 16
-    assert manifest["usage"]["judge"]["requests"] == 18
+    assert manifest["usage"]["judge"]["requests"] == 27
     report = (out / "report.html").read_text()
     assert "NormAlign per task" in report and "Do you like visual diagrams?" in report
 

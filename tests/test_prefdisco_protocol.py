@@ -15,8 +15,10 @@ from personalens.models.dialogue import FormatBreak
 from prefdisco_double import (
     ASK,
     Roles,
+    checked,
     condition_of,
     evaluate,
+    is_correctness_request,
     judge_table,
     passive_user,
     problem_id,
@@ -84,12 +86,17 @@ def test_the_judge_sees_the_response_without_the_wrapper(tmp_path, monkeypatch):
         _flat_table(["p1"], criteria=("visual",)))).install(monkeypatch)
     _, records, outcome = evaluate(path, tmp_path / "out", roles)
     assert outcome.complete
-    prompts = [messages[-1]["content"] for messages, _ in roles.of("judge")]
-    assert len(prompts) == 3
+    prompts = [messages[-1]["content"] for messages, params in roles.of("judge")
+               if not is_correctness_request(params)]
+    checked_responses = [checked(messages)[1] for messages, params in roles.of("judge")
+                         if is_correctness_request(params)]
+    assert len(prompts) == len(checked_responses) == 3
     for condition in CONDITIONS:
         (prompt,) = [p for p in prompts if f"[p1/{condition}]" in p]
         assert f"<<<\n[p1/{condition}] Working it out.\nANSWER: B\n>>>" in prompt
         assert "###ACTION###" not in prompt and "###RESPONSE###" not in prompt
+        # The correctness judge reads the same unwrapped answer.
+        assert f"[p1/{condition}] Working it out.\nANSWER: B" in checked_responses
     assert _by_key(records)["mmlu/p1/discovery"]["response"] == \
         "[p1/discovery] Working it out.\nANSWER: B"
 
@@ -268,7 +275,8 @@ def test_each_role_gets_its_own_temperature(tmp_path, monkeypatch, target_temper
         _flat_table(["p1"], (*CONDITIONS, "fixed_1"), criteria=("visual",)))
     ).install(monkeypatch)
     evaluate(path, tmp_path / "out", roles, temperature=target_temperature,
-             user_temperature=0.7, judge_temperature=0.3, fixed_questions=[1])
+             user_temperature=0.7, judge_temperature=0.3, correctness_temperature=0.6,
+             fixed_questions=[1])
     seen = {name: [p["temperature"] for _, p in roles.of(name)]
             for name in ("target", "user", "judge")}
     # baseline, oracle, discovery (a question, its answer turn, the final prompt) and fixed_1
@@ -276,10 +284,15 @@ def test_each_role_gets_its_own_temperature(tmp_path, monkeypatch, target_temper
     assert len(seen["target"]) == 7
     assert seen["target"] == [target_temperature] * 7
     assert seen["user"] == [0.7, 0.7]
-    assert seen["judge"] == [0.3] * 4
+    # The rubric judge at --judge-temperature, the correctness judge at its own (4 answers).
+    assert sorted(seen["judge"]) == [0.3] * 4 + [0.6] * 4
+    assert [p["temperature"] for _, p in roles.of("judge") if is_correctness_request(p)] == \
+        [0.6] * 4
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert (manifest["config"]["temperature"], manifest["config"]["user_temperature"],
-            manifest["config"]["judge_temperature"]) == (target_temperature, 0.7, 0.3)
+            manifest["config"]["judge_temperature"],
+            manifest["config"]["correctness_temperature"]) == (target_temperature, 0.7, 0.3,
+                                                               0.6)
 
 
 def test_the_default_target_temperature_is_zero(tmp_path, monkeypatch):

@@ -6,7 +6,15 @@ import pytest
 
 import prefdisco_data as data
 from personalens.lenses.prefdisco.release_protocol import FINAL_PROMPT
-from prefdisco_double import Roles, condition_of, evaluate, judge_table, passive_user
+from prefdisco_double import (
+    Roles,
+    checked,
+    condition_of,
+    evaluate,
+    is_correctness_request,
+    judge_table,
+    passive_user,
+)
 
 OPENING = "Could you help me with this task?\n\n{p1} 2 + 2 = ?\n\nA. 3\nB. 4\nC. 5\nD. 6"
 ANSWER_LINE = "End your answer with a final line of the form `ANSWER: <the letter of the " \
@@ -50,10 +58,10 @@ def test_the_release_protocol_is_the_default_and_shows_each_condition_its_messag
         tmp_path, monkeypatch):
     # Two turns: the target asks, then answers inside the dialogue before the budget is spent.
     metrics, records, roles = _run(tmp_path, monkeypatch, "release", _target("B", "B"), turns=2)
-    assert metrics["protocol"] == "release"
-    # Baseline: no system prompt, the task with the ANSWER line we read.
+    assert (metrics["protocol"], metrics["correctness"]) == ("release", "judge")
+    # Baseline: no system prompt, the task alone (a judge reads the answer: no ANSWER line).
     (baseline,) = _calls(roles, "baseline")
-    assert baseline == [{"role": "user", "content": f"{OPENING}\n\n{ANSWER_LINE}"}]
+    assert baseline == [{"role": "user", "content": OPENING}]
     # Oracle: each preference with its value, what it is about, importance and justification.
     (oracle,) = _calls(roles, "oracle")
     assert [m["role"] for m in oracle] == ["system", "user"] and oracle[1] == baseline[0]
@@ -71,7 +79,7 @@ def test_the_release_protocol_is_the_default_and_shows_each_condition_its_messag
     assert "###ACTION###: ask_question or final_answer" in ask[0]["content"]
     assert final[:-1] == [*answer, {"role": "assistant", "content": records[
         "mmlu/p1/discovery"]["transcript"][-1]["raw"]}]
-    assert final[-1] == {"role": "user", "content": f"{FINAL_PROMPT}\n\n{ANSWER_LINE}"}
+    assert final[-1] == {"role": "user", "content": FINAL_PROMPT}
     assert [m["role"] for m in final] == ["system", "user", "assistant", "user", "assistant",
                                           "user"]
     assert final[3] == {"role": "user", "content": "I like visual diagrams and sketches."}
@@ -83,13 +91,15 @@ def test_the_final_prompts_answer_is_scored_not_the_one_in_the_dialogue(tmp_path
     record = records["mmlu/p1/discovery"]
     assert record["transcript"][-1]["text"] == "[p1/discovery] Done.\nANSWER: A"
     assert record["response"] == "[p1/discovery] Visual sketch: 2 + 2 = 4.\nANSWER: B"
-    assert record["correctness"] == {"correct": True, "parsed": "B", "unparsed": False,
-                                     "judged": False}
+    assert record["correctness"]["correct"] is True and record["correctness"]["judged"]
     assert record["finish_reason"] == "stop"
     assert metrics["accuracy"]["discovery"]["mean"] == 1.0
-    judged = [m[-1]["content"] for m, _ in roles.of("judge") if "[p1/discovery]" in
-              m[-1]["content"]]
+    judged = [m[-1]["content"] for m, p in roles.of("judge") if "[p1/discovery]" in
+              m[-1]["content"] and not is_correctness_request(p)]
     assert len(judged) == 2 and all("Visual sketch" in j and "Done." not in j for j in judged)
+    (checked_response,) = [checked(m)[1] for m, p in roles.of("judge")
+                           if is_correctness_request(p) and "[p1/discovery]" in m[-1]["content"]]
+    assert checked_response == record["response"]
 
 
 def test_once_the_budget_is_spent_the_final_prompt_follows_at_once(tmp_path, monkeypatch):
@@ -101,7 +111,7 @@ def test_once_the_budget_is_spent_the_final_prompt_follows_at_once(tmp_path, mon
     # messages in a row, which some chat templates refuse).
     assert final == [*ask, {"role": "assistant", "content": ASK},
                      {"role": "user", "content": "I like visual diagrams and sketches.\n\n"
-                                                 f"{FINAL_PROMPT}\n\n{ANSWER_LINE}"}]
+                                                 f"{FINAL_PROMPT}"}]
     record = records["mmlu/p1/discovery"]
     assert [t["action"] for t in record["transcript"]] == ["ask"]
     assert record["questions"]["turns"] == 1

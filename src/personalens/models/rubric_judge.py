@@ -49,6 +49,9 @@ _LABELS = {  # criterion, measures, levels, preference, reason, material, respon
 # seed every attempt alike. 240 characters close well within the 400-token default. An API
 # judge is asked with the unbounded schema, as before (same request, same cache key).
 JUSTIFICATION_CHARS = 240
+# Every judge call's token budget (the release's evaluator allows 4096 with high reasoning
+# effort): a verdict is a short JSON object.
+MAX_TOKENS = 400
 
 
 def _verdict_schema(justification: dict) -> dict:
@@ -127,7 +130,7 @@ def judge_prompt(criterion: RubricCriterion, response: str, *, wording: Wording 
 async def judge_criterion(model: ChatModel, criterion: RubricCriterion, response: str, *,
                           mode: ScoringMode = "strict", attempts: int = 3,
                           temperature: float = 0.0, seed: int = 0,
-                          max_tokens: int = 400, wording: Wording = "a",
+                          max_tokens: int = MAX_TOKENS, wording: Wording = "a",
                           swapped: bool = False) -> Verdict:
     """Score `response` on `criterion`. Model-call failures propagate as `ModelCallFailed`.
     `wording` and `swapped` are the judge audit's variants of the request (`judge_prompt`)."""

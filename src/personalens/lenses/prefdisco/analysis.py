@@ -7,15 +7,18 @@ scored record for it (not failed, not dropped); the others are listed with the r
 `fixed_<N>` condition is paired on its own, with baseline and oracle (those that ran), so adding
 `--fixed-questions` never changes the main numbers. A truncated answer (cut off at the token
 limit) is counted apart and, with `truncated="exclude"`, left out of accuracy (not of PrefAlign).
+Accuracy is the run's correctness method's; where records also hold the rules' verdict (a
+judged run whose answers carry an ANSWER: line), `accuracy_rules` is the rules' accuracy.
 """
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from personalens.lenses.prefdisco.evaluation import SINGLE_TURN, fixed_questions
-from personalens.lenses.prefdisco.records import PrefdiscoRecord
+from personalens.lenses.prefdisco.records import Correctness, PrefdiscoRecord
 from personalens.lenses.prefdisco.scoring import MIN_GAP, linear_fit, normalign
 from personalens.runs import ItemRecords
 from personalens.stats.agreement import judge_agreement
@@ -81,6 +84,9 @@ def summarise_scored(ok: list[PrefdiscoRecord], *, n_failed: int,
         "accuracy": {c: _accuracy(scored[c], truncated) for c in conditions},
         "truncated": {c: _truncated(scored[c]) for c in conditions},
     }
+    both = any(r.correctness_rules is not None for c in conditions for r in scored[c])
+    metrics["accuracy_rules"] = ({c: _accuracy(scored[c], truncated, _rules)
+                                  for c in conditions} if both else {})
     if {"baseline", "discovery"} <= set(main):
         metrics["accuracy_drop"] = _mean(list(accuracy_drops(
             scored["baseline"], scored["discovery"], truncated).values()))
@@ -146,10 +152,21 @@ def accuracy_drops(baseline: list[PrefdiscoRecord], discovery: list[PrefdiscoRec
             for b in baseline if counts_for_accuracy(b, truncated) and b.instance in answered}
 
 
-def _accuracy(records: list[PrefdiscoRecord], truncated: str) -> dict:
-    counted = [r for r in records if counts_for_accuracy(r, truncated)]
-    return {**_mean([float(r.correctness.correct) for r in counted]),
-            "n_unparsed": sum(r.correctness.unparsed for r in counted)}
+def _chosen(record: PrefdiscoRecord) -> Correctness | None:
+    return record.correctness
+
+
+def _rules(record: PrefdiscoRecord) -> Correctness | None:
+    return record.correctness_rules
+
+
+def _accuracy(records: list[PrefdiscoRecord], truncated: str,
+              verdict: Callable[[PrefdiscoRecord], Correctness | None] = _chosen) -> dict:
+    """The share correct of the answers that count for accuracy and have a `verdict`."""
+    graded = [g for g in (verdict(r) for r in records if counts_for_accuracy(r, truncated))
+              if g is not None]
+    return {**_mean([float(g.correct) for g in graded]),
+            "n_unparsed": sum(g.unparsed for g in graded)}
 
 
 def _truncated(records: list[PrefdiscoRecord]) -> dict:
@@ -184,14 +201,21 @@ def _mean_or_none(values: list[float]) -> float | None:
 
 def _normalign(paired, by_task, by_instance, min_gap: float) -> dict:
     per_condition = _normalign_rows(paired, by_task, by_instance, "discovery", min_gap)
+    defined = [v for task, v in per_condition.items() if task != "overall" and not v["undefined"]]
     # Below the baseline the oracle turns NormAlign's sign around: such a task says nothing
-    # about whether discovery did worse than the baseline, so the share leaves it out.
-    counted = [v["value"] for task, v in per_condition.items() if task != "overall"
-               and not v["undefined"] and not v["oracle_below_baseline"]]
+    # about whether discovery did worse than the baseline, so the first share leaves it out;
+    # the paper's share (61 of 210) is over every task with a defined NormAlign.
     return {"normalign": per_condition,
-            "negative_normalign_share": (sum(v < 0 for v in counted) / len(counted)
-                                         if counted else None),
-            "negative_normalign_tasks": len(counted)}
+            **_negative_share("", [v for v in defined if not v["oracle_below_baseline"]]),
+            **_negative_share("_all", defined)}
+
+
+def _negative_share(suffix: str, cells: list[dict]) -> dict:
+    """negative_normalign_share<suffix>: the share of `cells` below 0; ..._tasks<suffix>: how
+    many cells."""
+    negative = sum(cell["value"] < 0 for cell in cells)
+    return {f"negative_normalign_share{suffix}": negative / len(cells) if cells else None,
+            f"negative_normalign_tasks{suffix}": len(cells)}
 
 
 def _normalign_rows(paired, by_task, by_instance, condition: str, min_gap: float) -> dict:

@@ -7,7 +7,8 @@ it would make, counted from what `evaluation.Evaluation` does when every call su
   prompt, or under `--protocol personalens` the dialogue's answer turn. So q + 1 target calls and
   q user calls under either protocol.
 - every scored answer: one call per criterion to each judge (`--judges`), and one to the first
-  judge when the problem's gold is open-ended (its correctness is judged, not matched).
+  judge for its correctness: every answer under `--correctness judge`, only an open-ended
+  gold's under `--correctness rules`.
 
 Prompt tokens come from the prompts the lens builds (its own functions, with each earlier
 question and reply at the length its grammar admits); completion tokens are an answer's cap
@@ -29,7 +30,7 @@ from personalens.lenses.prefdisco.evaluation import (
     rubric,
     target_messages,
 )
-from personalens.lenses.prefdisco.options import EvalOptions
+from personalens.lenses.prefdisco.options import EvalOptions, refuse_self_judging
 from personalens.lenses.prefdisco.release_format import Instance, load, require_valid
 from personalens.lenses.prefdisco.simulated_user import user_instructions
 from personalens.lenses.prefdisco.turn_grammar import (
@@ -44,14 +45,16 @@ from personalens.runs.call_plan import CHARS_PER_TOKEN, CallPlan, estimated_toke
 # One earlier exchange of a dialogue as the target sees it again: its question, the user's reply.
 _EXCHANGE = {"raw": "q" * QUESTION_CHARS, "reply": "r" * USER_REPLY_CHARS}
 _VERDICT_TOKENS = estimated_tokens(len('{"score": 5, "justification": ""}') + JUSTIFICATION_CHARS)
-_OPEN_VERDICT_TOKENS = estimated_tokens(len('{"correct": false, "justification": ""}')
+_OPEN_VERDICT_TOKENS = estimated_tokens(len('{"justification": "", "correct": 0}')
                                         + OPEN_VERDICT_JUSTIFICATION_CHARS)
 
 Call = tuple[str, int, int]  # (role, prompt characters, completion tokens)
 
 
 def plan_calls(options: EvalOptions) -> CallPlan:
-    """What a run of `options` would call, from the data alone (no model is loaded)."""
+    """What a run of `options` would call, from the data alone (no model is loaded); refused
+    as the run would be."""
+    refuse_self_judging(options)
     dataset = load(options.data)
     require_valid(dataset, skip_invalid=options.skip_invalid)
     items = plan_items(dataset.instances, options.all_conditions)
@@ -69,7 +72,8 @@ def plan_calls(options: EvalOptions) -> CallPlan:
 
 def _answer_calls(item: Item, options: EvalOptions) -> Iterator[Call]:
     """The target's (and in a dialogue the simulated user's) calls for the scored answer."""
-    opening = target_messages(item.instance, item.condition, options.turns, options.protocol)
+    opening = target_messages(item.instance, item.condition, options.turns, options.protocol,
+                              options.asks_answer_line)
     if item.condition in SINGLE_TURN:
         yield "target", _chars(opening), options.max_tokens
         return
@@ -84,7 +88,8 @@ def _answer_calls(item: Item, options: EvalOptions) -> Iterator[Call]:
             estimated_tokens(USER_REPLY_CHARS)
     dialogue = conversation(opening, [_EXCHANGE] * questions)
     if options.protocol == "release":
-        dialogue = release_protocol.with_final_prompt(dialogue, instance.problem)
+        dialogue = release_protocol.with_final_prompt(dialogue, instance.problem,
+                                                      options.asks_answer_line)
     yield "target", _chars(dialogue), options.max_tokens
 
 
@@ -95,7 +100,7 @@ def _judge_calls(instance: Instance, options: EvalOptions, judges: int) -> Itera
         chars = _chars(judge_prompt(rubric(instance, criterion), answer))
         for _ in range(judges):
             yield "judge", chars, _VERDICT_TOKENS
-    if correctness_is_judged(instance.problem):
+    if correctness_is_judged(instance.problem, options.correctness):
         yield "judge", _chars(correctness_messages(instance.problem, answer)), \
             _OPEN_VERDICT_TOKENS
 
@@ -114,6 +119,8 @@ def _notes(options: EvalOptions, judges: int) -> list[str]:
                  "judges read them: an upper bound (a local/ model's answer is capped to fit "
                  f"its context, and its grammar holds a turn to {MAX_TURN_CHARS:,} characters)")
     if judges > 1:
+        judged = ("every answer's" if options.correctness == "judge"
+                  else "an open-ended answer's")
         notes.append(f"{judges} judges ({', '.join(options.judges)}) each score every "
-                     "criterion; an open-ended answer's correctness is judged by the first")
+                     f"criterion; {judged} correctness is judged by the first")
     return notes

@@ -3,6 +3,8 @@
 Items are (instance, condition); dialogue turns and user replies are steps, so a killed
 conversation resumes at its turn. Roles: target (`--model`), simulated user (`--user-model`)
 and judge(s) (`--judge`, or `--judges A,B`); each defaults to the target's endpoint settings.
+The user's and the judge's models must be given unless `--allow-self-judging` lets them fall
+back to the target's.
 """
 
 from dataclasses import asdict
@@ -10,7 +12,7 @@ from dataclasses import asdict
 from personalens.lenses.prefdisco.analysis import summarise
 from personalens.lenses.prefdisco.evaluation import Evaluation, Item, plan_items
 from personalens.lenses.prefdisco.metrics import PrefdiscoMetrics
-from personalens.lenses.prefdisco.options import EvalOptions
+from personalens.lenses.prefdisco.options import EvalOptions, refuse_self_judging
 from personalens.lenses.prefdisco.records import PrefdiscoRecord
 from personalens.lenses.prefdisco.release_format import load, require_valid
 from personalens.lenses.prefdisco.report_page import browser_entries, report_sections
@@ -88,7 +90,8 @@ class PrefdiscoEval(Lens[EvalOptions, PrefdiscoRecord, PrefdiscoMetrics]):
                             min_gap=options.normalign_min_gap, truncated=options.truncated)
         return PrefdiscoMetrics.model_validate({
             **summary, "scoring": options.scoring, "protocol": options.protocol,
-            "truncated_answers": options.truncated, "conditions": options.all_conditions,
+            "correctness": options.correctness, "truncated_answers": options.truncated,
+            "conditions": options.all_conditions,
             "skipped_invalid": [asdict(i) for i in self.dataset.invalid],
             "data_warnings": {i.key: i.warnings for i in self.dataset.instances if i.warnings},
             "failures": tally.failures})
@@ -110,7 +113,7 @@ class PrefdiscoEval(Lens[EvalOptions, PrefdiscoRecord, PrefdiscoMetrics]):
 
     def browser(self, records: ItemRecords[PrefdiscoRecord]) -> BrowserItems:
         return browser_entries(records, {i.key: i for i in self.dataset.instances},
-                               self.options.turns, self.options.protocol)
+                               self.options)
 
     async def aclose(self) -> None:
         for roles in (self.roles, *self.judges):
@@ -119,4 +122,5 @@ class PrefdiscoEval(Lens[EvalOptions, PrefdiscoRecord, PrefdiscoMetrics]):
 
 def run_eval(options: EvalOptions, *, progress: bool = True) -> Outcome:
     """Validate everything (nothing is written if any input is bad), then evaluate."""
+    refuse_self_judging(options)
     return run_lens(PrefdiscoEval(options), options.out, progress=progress)

@@ -16,8 +16,9 @@ LENS = LensCommands(
                         comparison="personalens.lenses.prefdisco.comparison:COMPARISON",
                         judged="personalens.lenses.prefdisco.judged_run:PrefdiscoJudgedRun",
                         dry_run="personalens.lenses.prefdisco.call_plan:plan_calls",
-                        example="personalens prefdisco eval --data runs/pd-data/data --turns 3 "
-                                "--out runs/pd-eval"),
+                        example="personalens prefdisco eval --data runs/pd-data/data "
+                                "--model openai/gpt-4o-mini --user-model openai/gpt-4.1 "
+                                "--judge openai/gpt-4.1 --out runs/pd-eval"),
         DeclaredCommand("build", "personalens.lenses.prefdisco.options:BuildOptions",
                         "personalens.lenses.prefdisco.build:run_build",
                         "Make a PrefDisco dataset: pair problems with personas, give each a few "

@@ -1,6 +1,7 @@
 """A finished `prefdisco eval` run as the judge audit reads it: every criterion verdict that
-feeds PrefAlign (1-5), and the judged correctness of open-ended answers (yes/no), asked again
-with the run's judge settings (temperature, attempts, scoring mode).
+feeds PrefAlign (1-5), and every judged correctness (yes/no: every answer's under
+`--correctness judge`, an open-ended gold's under `rules`), asked again with the run's judge
+settings (temperatures, attempts, scoring mode).
 
 The lens's own probes: PrefAlign, an answer the judge scored high (4-5) on a criterion is judged
 again against the opposite of the user's value, and must not score high again; correctness,
@@ -12,14 +13,11 @@ from typing import Any
 
 from personalens.lenses.judged import JudgedRun, JudgedVerdict, Probe, ProbeFamily, Variant
 from personalens.lenses.prefdisco import scoring
-from personalens.lenses.prefdisco.evaluation import (
-    OpenVerdict,
-    correctness_messages,
-    rubric,
-)
+from personalens.lenses.prefdisco.evaluation import judge_correctness, rubric
+from personalens.lenses.prefdisco.protocol import problem_text
 from personalens.lenses.prefdisco.records import PrefdiscoRecord
 from personalens.lenses.prefdisco.release_format import Instance, load
-from personalens.models import ChatModel, ModelCallFailed, complete_structured
+from personalens.models import ChatModel, ModelCallFailed
 from personalens.models.rubric_judge import RubricCriterion, UnparseableVerdict, judge_criterion
 
 HIGH = 4  # a criterion score at or above this says the answer fits the user's value
@@ -58,6 +56,9 @@ class PrefdiscoJudgedRun(JudgedRun):
         self.instances: dict[str, Instance] = {i.key: i for i in dataset.instances}
         self.attempts = int(self.config.get("attempts", 3))
         self.temperature = float(self.config.get("judge_temperature", 0.0))
+        # A run from before the option asked its correctness judge at the judge's temperature.
+        self.correctness_temperature = float(self.config.get("correctness_temperature",
+                                                             self.temperature))
         self.mode = str(self.config.get("scoring", "strict"))
 
     def verdicts(self) -> list[JudgedVerdict]:
@@ -102,7 +103,7 @@ class PrefdiscoJudgedRun(JudgedRun):
             description="Does the answer reach the reference answer?",
             levels=((1, "correct: it reaches the reference answer"),
                     (0, "not correct")),
-            material=f"Question:\n{problem.question}\nReference answer:\n{problem.gold}",
+            material=f"Problem:\n{problem_text(problem)}\nCorrect answer:\n{problem.gold}",
             context={"instance": instance.key})
 
     def probes(self, verdict: JudgedVerdict, first: float) -> list[Probe]:
@@ -121,15 +122,14 @@ class PrefdiscoJudgedRun(JudgedRun):
         seed = variant.sample * SEED_STRIDE
         if verdict.metric == "correctness":
             try:
-                value, _ = await complete_structured(
-                    judge, correctness_messages(instance.problem, variant.response,
-                                                variant.wording), OpenVerdict,
-                    regenerations=self.attempts - 1, temperature=self.temperature, seed=seed)
+                value = await judge_correctness(
+                    judge, instance.problem, variant.response, attempts=self.attempts,
+                    temperature=self.correctness_temperature, seed=seed, wording=variant.wording)
             except ModelCallFailed as exc:
                 if exc.kind != "invalid_structured_output":
                     raise
                 return None
-            return 1.0 if value.correct else 0.0
+            return float(value.correct)
         criterion = next(c for c in instance.criteria
                          if c.preference == verdict.context["criterion"])
         judged = rubric(instance, criterion)

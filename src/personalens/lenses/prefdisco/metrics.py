@@ -40,9 +40,13 @@ class PrefdiscoMetrics(Metrics):
     scoring: str
     protocol: str  # release or personalens: what the target was told, which answer is scored
     truncated_answers: str  # exclude (from accuracy) or score
+    correctness: str | None = None  # judge or rules: the method `accuracy` is by
     conditions: list[str]
     prefalign: dict[str, Mean]
     accuracy: dict[str, Accuracy]  # n: the answers counted (truncated ones out when excluded)
+    # Under --correctness judge, the rules' accuracy over the counted answers that carry an
+    # ANSWER: line anyway (n: how many); empty when none does
+    accuracy_rules: dict[str, Accuracy] = {}
     # baseline minus discovery accuracy over instances whose two answers both count
     accuracy_drop: Mean | None = None
     truncated: dict[str, Truncated]
@@ -50,6 +54,9 @@ class PrefdiscoMetrics(Metrics):
     normalign_fixed: dict[str, dict[str, NormAlign]] = {}  # fixed_<N> -> task (and overall)
     negative_normalign_share: float | None = None
     negative_normalign_tasks: int | None = None  # the tasks the share is over
+    # the paper's share (61 of 210): over every task with a defined NormAlign
+    negative_normalign_share_all: float | None = None
+    negative_normalign_tasks_all: int | None = None
     questions_asked: dict[str, dict[str, float | None]]  # condition -> {turns, questions}
     preferences_discovered: dict[str, float | None]  # condition -> mean preferences revealed
     preferences_discovered_share: dict[str, float | None]

@@ -32,15 +32,17 @@ _ANY_ACTION_MARK = re.compile(r"(?i)\baction\b[\s#*]*:")
 
 
 class WireFormat:
-    """The release's turn format (see the module docstring). With the problem, the grammar's
-    final answer ends with an `ANSWER:` line of the problem's shape."""
+    """The release's turn format (see the module docstring). The grammar's final answer ends
+    with an `ANSWER:` line of the problem's shape when the rules read it (`answer_line`)."""
 
-    def __init__(self, problem: Problem | None = None, max_tokens: int = 1024):
+    def __init__(self, problem: Problem | None = None, max_tokens: int = 1024,
+                 answer_line: bool = True):
         self.problem = problem
         self.max_tokens = max_tokens
+        self.answer_line = answer_line
 
     def grammar(self, must: Action | None) -> str:
-        return turn_grammar.turn_grammar(must, self.problem, self.max_tokens)
+        return turn_grammar.turn_grammar(must, self.problem, self.max_tokens, self.answer_line)
 
     def repair(self, reply: str, must: Action | None) -> ParsedTurn | None:
         """A broken turn read without a guess: markers written without hashes or in another
@@ -90,27 +92,35 @@ def answer_instruction(problem: Problem) -> str:
     return f"End your answer with a final line of the form `ANSWER: <{shape}>`."
 
 
+def with_answer_line(text: str, problem: Problem, answer_line: bool) -> str:
+    """`text`, followed by the ANSWER-line instruction when `answer_line` (the rules read that
+    line; a correctness judge reads the answer as it is)."""
+    return f"{text}\n\n{answer_instruction(problem)}" if answer_line else text
+
+
 def problem_text(problem: Problem) -> str:
     options = "\n".join(f"{letter}. {text}" for letter, text in problem.options.items())
     return f"{problem.question}\n\n{options}" if options else problem.question
 
 
-def baseline_messages(problem: Problem) -> list[Message]:
-    """No knowledge of the user: the problem alone (the release sends no system prompt)."""
-    text = f"{problem_text(problem)}\n\n{answer_instruction(problem)}"
-    return [{"role": "user", "content": text}]
+def baseline_messages(problem: Problem, answer_line: bool = True) -> list[Message]:
+    """No knowledge of the user: the problem alone (the release sends no system prompt), with
+    the ANSWER-line instruction when the rules check correctness (`answer_line`)."""
+    return [{"role": "user", "content": with_answer_line(problem_text(problem), problem,
+                                                         answer_line)}]
 
 
-def oracle_messages(problem: Problem, persona: dict | str,
-                    preferences: dict[str, dict]) -> list[Message]:
+def oracle_messages(problem: Problem, persona: dict | str, preferences: dict[str, dict],
+                    answer_line: bool = True) -> list[Message]:
     """Every preference given up front."""
     system = ("You are helping this user. Tailor your reasoning and explanation to them.\n\n"
               f"About the user:\n{render_persona(persona)}\n\n"
               f"Their preferences for this question:\n{render_preferences(preferences)}")
-    return [{"role": "system", "content": system}, *baseline_messages(problem)]
+    return [{"role": "system", "content": system}, *baseline_messages(problem, answer_line)]
 
 
-def discovery_messages(problem: Problem, questions: int, exact: bool) -> list[Message]:
+def discovery_messages(problem: Problem, questions: int, exact: bool,
+                       answer_line: bool = True) -> list[Message]:
     """A new user: the model may (or, with `exact`, must) ask before answering."""
     budget = (f"Before answering you must ask the user exactly {questions} question(s), one "
               "per turn, about how they would like the answer; then give the final answer."
@@ -121,8 +131,10 @@ def discovery_messages(problem: Problem, questions: int, exact: bool) -> list[Me
     system = ("You are a helpful assistant answering a user's question. " + budget + "\n\n"
               "Every reply must use exactly this format:\n"
               "###ACTION###: ask_question or final_answer\n"
-              "###RESPONSE###: your question to the user, or your full final answer\n\n"
-              + answer_instruction(problem).replace("End your answer", "End your final answer"))
+              "###RESPONSE###: your question to the user, or your full final answer")
+    if answer_line:
+        system += "\n\n" + answer_instruction(problem).replace("End your answer",
+                                                               "End your final answer")
     return [{"role": "system", "content": system},
             {"role": "user", "content": problem_text(problem)}]
 

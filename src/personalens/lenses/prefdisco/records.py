@@ -62,10 +62,10 @@ class Criterion(_Part):
 
 class Correctness(_Part):
     correct: bool
-    parsed: str | None
+    parsed: str | None  # the rules: what the ANSWER line gave; a judge: the answer's end
     unparsed: bool
-    judged: bool
-    justification: str | None = None  # an open answer's judge says why
+    judged: bool  # a judge decided it (not the rules)
+    justification: str | None = None  # the judge says why
 
 
 class PrefdiscoRecord(LensRecord):
@@ -89,7 +89,9 @@ class PrefdiscoRecord(LensRecord):
     revealed: list[str] = []
     criteria: list[Criterion] = []
     prefalign: float | None = None
-    correctness: Correctness | None = None
+    correctness: Correctness | None = None  # by the run's --correctness method
+    # --correctness judge: the rules' verdict too, when the answer has an ANSWER: line anyway
+    correctness_rules: Correctness | None = None
     dropped: str | None = None  # the release drops an instance whose judge reply has no JSON
     flagged: bool = False  # some criterion was excluded
 

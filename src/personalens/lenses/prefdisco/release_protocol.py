@@ -8,12 +8,13 @@ evaluated on how well it fits them. Discovery's system prompt asks the target to
 user's background, goals and preferences with one or two clarifying questions per turn before
 answering, in the `###ACTION###` wire format; after the dialogue a separate final prompt asks
 for the complete answer now, fitted to what was learned, and that answer is the one scored.
-The `ANSWER:` line we ask for (the release has a judge read the answer instead) closes the
-baseline and oracle request and the final prompt. docs/prefdisco.md lists every difference.
+Under `--correctness rules` an `ANSWER:` line is asked for at the end of the baseline and
+oracle request and of the final prompt; under `--correctness judge` (the default, the
+release's) none is: a judge reads the answer. docs/prefdisco.md lists every difference.
 """
 
 from personalens.lenses.prefdisco.problems import Problem
-from personalens.lenses.prefdisco.protocol import answer_instruction, problem_text, render_persona
+from personalens.lenses.prefdisco.protocol import problem_text, render_persona, with_answer_line
 from personalens.models.completion import Message
 
 _FORMAT = ("Reply in this format every turn:\n"
@@ -29,20 +30,20 @@ FINAL_PROMPT = ("From this conversation you should now know the user's preferenc
                 "that is your main goal.")
 
 
-def opening(problem: Problem, instruction: bool = True) -> Message:
-    """The user's first message: the task, then (for a single-turn answer) the ANSWER line."""
+def opening(problem: Problem, answer_line: bool = True) -> Message:
+    """The user's first message: the task, then (for a single-turn answer checked by the
+    rules) the ANSWER-line instruction."""
     text = f"Could you help me with this task?\n\n{problem_text(problem)}"
-    return {"role": "user",
-            "content": f"{text}\n\n{answer_instruction(problem)}" if instruction else text}
+    return {"role": "user", "content": with_answer_line(text, problem, answer_line)}
 
 
-def baseline_messages(problem: Problem) -> list[Message]:
+def baseline_messages(problem: Problem, answer_line: bool = True) -> list[Message]:
     """No system prompt: the task alone."""
-    return [opening(problem)]
+    return [opening(problem, answer_line)]
 
 
-def oracle_messages(problem: Problem, persona: dict | str,
-                    preferences: dict[str, dict]) -> list[Message]:
+def oracle_messages(problem: Problem, persona: dict | str, preferences: dict[str, dict],
+                    answer_line: bool = True) -> list[Message]:
     """The user and every preference (value, importance, justification) up front."""
     system = ("You are a helpful assistant writing an explanation personalised to the user who "
               f"asks you for help. Who the user is:\n{render_persona(persona)}\n\n"
@@ -50,11 +51,13 @@ def oracle_messages(problem: Problem, persona: dict | str,
               "(importance) and why:\n" + preference_details(preferences) + "\n\n"
               "Answer in the way these preferences ask: how well your explanation fits them "
               "is what you will be evaluated on, so that is your main goal.")
-    return [{"role": "system", "content": system}, opening(problem)]
+    return [{"role": "system", "content": system}, opening(problem, answer_line)]
 
 
-def discovery_messages(problem: Problem, questions: int, exact: bool) -> list[Message]:
-    """A new user: ask first (exactly `questions` questions with `exact`), then answer."""
+def discovery_messages(problem: Problem, questions: int, exact: bool,
+                       answer_line: bool = True) -> list[Message]:
+    """A new user: ask first (exactly `questions` questions with `exact`), then answer. The
+    dialogue never asks for an ANSWER: line (`answer_line` is the final prompt's to ask)."""
     if exact:
         ask = (f"You must ask exactly {questions} clarifying question turn(s) about the "
                "user's background, goals and preferences before you give your final answer; "
@@ -68,19 +71,20 @@ def discovery_messages(problem: Problem, questions: int, exact: bool) -> list[Me
     system = (f"You are a helpful assistant. {ask} Keep a natural, curious and respectful tone: "
               "lead the conversation towards learning about the user without interrogating "
               f"them.\n\n{_ASK_FORMAT if exact else _FORMAT}")
-    return [{"role": "system", "content": system}, opening(problem, instruction=False)]
+    return [{"role": "system", "content": system}, opening(problem, answer_line=False)]
 
 
-def final_prompt(problem: Problem) -> str:
+def final_prompt(problem: Problem, answer_line: bool = True) -> str:
     """What the user says after the dialogue to get the answer that is scored."""
-    return f"{FINAL_PROMPT}\n\n{answer_instruction(problem)}"
+    return with_answer_line(FINAL_PROMPT, problem, answer_line)
 
 
-def with_final_prompt(dialogue: list[Message], problem: Problem) -> list[Message]:
+def with_final_prompt(dialogue: list[Message], problem: Problem,
+                      answer_line: bool = True) -> list[Message]:
     """The dialogue and the final prompt whose answer is scored: a user message of its own
     after the target's answer turn, or added to the user's last reply when the budget ran out
     (no two user messages in a row)."""
-    prompt = final_prompt(problem)
+    prompt = final_prompt(problem, answer_line)
     if dialogue[-1]["role"] == "user":
         last = dialogue[-1]
         return [*dialogue[:-1], {"role": "user", "content": f"{last['content']}\n\n{prompt}"}]

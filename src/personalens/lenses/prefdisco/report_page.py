@@ -17,6 +17,7 @@ from personalens.lenses.prefdisco import protocol, release_protocol
 from personalens.lenses.prefdisco.analysis import question_turns_and_gains
 from personalens.lenses.prefdisco.evaluation import target_messages
 from personalens.lenses.prefdisco.metrics import NormAlign, PrefdiscoMetrics, normalign_text
+from personalens.lenses.prefdisco.options import EvalOptions
 from personalens.lenses.prefdisco.records import Correctness, Criterion, PrefdiscoRecord, Turn
 from personalens.lenses.prefdisco.release_format import Instance
 from personalens.report import (
@@ -32,6 +33,11 @@ from personalens.report import (
 from personalens.runs import ItemFailure, ItemRecords
 
 FACETS = ["condition", "task", "correct", "judge"]
+_CORRECTNESS_TEXT = {
+    "judge": "Accuracy is the judge's verdict against the gold answer (--correctness judge, "
+             "the release's; no ANSWER: line was asked for).",
+    "rules": "Accuracy is checked by rule on each answer's ANSWER: line (--correctness rules; "
+             "a judge only for open-ended golds)."}
 NOTHING_SCORED = "nothing scored"
 
 
@@ -44,6 +50,7 @@ def report_sections(report: HtmlReport, metrics: PrefdiscoMetrics,
                      "condition (paired; a fixed_<N> condition is paired with baseline and "
                      "oracle on its own), with 95 % bootstrap CIs. PrefAlign is on the 1–5 "
                      f"scale (scoring: {metrics.scoring}; protocol: {metrics.protocol}). "
+                     + _CORRECTNESS_TEXT.get(metrics.correctness or "rules", "") + " "
                      f"{sum(t.count for t in cut.values())} answer(s) were cut off at the "
                      "token limit (truncated): "
                      + ("left out of accuracy, still judged for PrefAlign."
@@ -55,6 +62,13 @@ def report_sections(report: HtmlReport, metrics: PrefdiscoMetrics,
                  [[c, pa[c].mean, pa[c].ci_low, pa[c].ci_high, acc[c].mean, acc[c].ci_low,
                    acc[c].ci_high, acc[c].n_unparsed, cut[c].count, cut[c].share, acc[c].n,
                    pa[c].n] for c in conditions])
+    if metrics.accuracy_rules:
+        rules = metrics.accuracy_rules
+        report.paragraph("The rules' accuracy too, over the answers that wrote an ANSWER: line "
+                         "though none was asked for (accuracy_rules; not the headline):")
+        report.table(["condition", "accuracy (rules)", "CI low", "CI high", "unparsed", "n"],
+                     [[c, rules[c].mean, rules[c].ci_low, rules[c].ci_high, rules[c].n_unparsed,
+                       rules[c].n] for c in conditions if c in rules])
     main = [c for c in conditions if not c.startswith("fixed_")]  # per task: main pairing
     report.heading("Per task")
     report.table(["task", "n", *[f"PrefAlign {c}" for c in main],
@@ -94,7 +108,10 @@ def _normalign_section(report: HtmlReport, metrics: PrefdiscoMetrics, min_gap: f
                      "(its sign no longer says whether discovery helped) and left out of the "
                      "share of tasks with negative NormAlign: "
                      f"{_pct(metrics.negative_normalign_share)} of "
-                     f"{metrics.negative_normalign_tasks} task(s).")
+                     f"{metrics.negative_normalign_tasks} task(s); over every task with a "
+                     "defined NormAlign, as the paper counts: "
+                     f"{_pct(metrics.negative_normalign_share_all)} of "
+                     f"{metrics.negative_normalign_tasks_all}.")
     report.table(["task", "NormAlign", "CI low", "CI high", "discovery − baseline",
                   "oracle − baseline", "n", "resamples undefined", "oracle below baseline"],
                  [[task, _normalign_cell(v), v.ci_low, v.ci_high, v.discovery_gain,
@@ -189,12 +206,11 @@ def _data_notes(report: HtmlReport, metrics: PrefdiscoMetrics) -> None:
 
 
 def browser_entries(records: ItemRecords[PrefdiscoRecord],
-                    instances: Mapping[str, Instance], turns: int,
-                    protocol_name: str = "release") -> BrowserItems:
+                    instances: Mapping[str, Instance], options: EvalOptions) -> BrowserItems:
     """Every (instance, condition), failed ones included: inputs, messages in order, final
     answer, correctness, each criterion's levels and verdicts; failed items first, then wrong
-    answers. `instances` (by key) gives the inputs; `turns` the discovery budget and
-    `protocol_name` the prompts the target was given."""
+    answers. `instances` (by key) gives the inputs; `options` the prompts the target was given
+    (discovery budget, protocol, whether an ANSWER: line was asked for)."""
     order = {"failed": 0, "truncated": 1, "wrong": 2, "unparsed": 3}
 
     def entries():
@@ -202,17 +218,17 @@ def browser_entries(records: ItemRecords[PrefdiscoRecord],
             failure = item if isinstance(item, ItemFailure) else None
             record = records.produced(item) if failure else item
             if record is not None:
-                yield _entry(record, failure, instances[record.instance], turns,
-                             protocol_name)
+                yield _entry(record, failure, instances[record.instance], options)
 
     return first_entries((((order.get(e.facets["correct"], 4), e.title), e)
                           for e in entries()), FACETS)
 
 
 def _entry(record: PrefdiscoRecord, failure: ItemFailure | None, instance: Instance,
-           turns: int, protocol_name: str) -> BrowserEntry:
+           options: EvalOptions) -> BrowserEntry:
     fields = _inputs(instance)
-    first = target_messages(instance, record.condition, turns, protocol_name)[0]
+    first = target_messages(instance, record.condition, options.turns, options.protocol,
+                            options.asks_answer_line)[0]
     if first["role"] == "system":
         fields.append(("target's system prompt", first["content"]))
     if failure:
@@ -223,9 +239,9 @@ def _entry(record: PrefdiscoRecord, failure: ItemFailure | None, instance: Insta
     for number, rejected in enumerate(record.rejected, start=1):
         fields.append((f"turn {len(record.transcript) + 1}: rejected reply {number} "
                        f"({rejected.problem})", rejected.raw))
-    if protocol_name == "release" and record.transcript and record.response is not None:
-        fields.append(("final prompt (user)",
-                       release_protocol.final_prompt(instance.problem)))
+    if options.protocol == "release" and record.transcript and record.response is not None:
+        fields.append(("final prompt (user)", release_protocol.final_prompt(
+            instance.problem, options.asks_answer_line)))
     if record.raw:  # a reply whose protocol wrapper was stripped
         fields.append(("target", record.raw))
     if record.response is not None:
@@ -234,6 +250,9 @@ def _entry(record: PrefdiscoRecord, failure: ItemFailure | None, instance: Insta
     graded = record.correctness
     if graded is not None:
         fields.append(("correctness", _correctness_text(graded, instance)))
+    if record.correctness_rules is not None:
+        fields.append(("correctness by the rules (not counted in accuracy)",
+                       _correctness_text(record.correctness_rules, instance)))
     fields += [_criterion_field(criterion, instance) for criterion in record.criteria]
     correct = ("failed" if failure else "truncated" if record.truncated
                else "unparsed" if graded and graded.unparsed

@@ -2,9 +2,10 @@
 format, so a small local model cannot break it.
 
 A turn is `###ACTION###: ask_question` or `###ACTION###: final_answer`, a newline, then
-`###RESPONSE###: ` and the text. A question is one line. A final answer is free text that ends
-with the line `ANSWER: <value>`, whose shape follows the problem: an option letter, a number,
-or a short line. When the budget decides the action (`must`), only that action is allowed.
+`###RESPONSE###: ` and the text. A question is one line. A final answer is free text; when the
+rules check correctness (`answer_line`) it ends with the line `ANSWER: <value>`, whose shape
+follows the problem: an option letter, a number, or a short line. When the budget decides the
+action (`must`), only that action is allowed.
 
 Lengths are bounded in characters: a whole turn is at most `max_tokens` characters, and every
 token the grammar admits writes at least one, so a model that never stops still writes its
@@ -58,7 +59,8 @@ def answer_value_rule(problem: Problem | None) -> tuple[str, int]:
     return f"{_VISIBLE} [^\\n]{{0,{SHORT_ANSWER_CHARS - 1}}}", SHORT_ANSWER_CHARS
 
 
-def turn_grammar(must: Action | None, problem: Problem | None, max_tokens: int) -> str:
+def turn_grammar(must: Action | None, problem: Problem | None, max_tokens: int,
+                 answer_line: bool = True) -> str:
     """The grammar of one turn: either action, or only `must`."""
     actions: list[Action] = [must] if must is not None else ["ask", "final"]
     max_tokens = min(max_tokens, MAX_TURN_CHARS)
@@ -72,18 +74,22 @@ def turn_grammar(must: Action | None, problem: Problem | None, max_tokens: int) 
     if "final" in actions:
         opening = _opening("final")
         rules += ["final ::= " + literal(opening) + " answer",
-                  *_answer_rules(problem, max_tokens - len(opening))]
+                  *_answer_rules(problem, max_tokens - len(opening), answer_line)]
     return "\n".join(rules) + "\n"
 
 
-def answer_grammar(problem: Problem | None, max_tokens: int) -> str:
-    """The grammar of a single-turn answer (baseline, oracle): text, then the ANSWER line."""
-    return "\n".join(["root ::= answer",
-                      *_answer_rules(problem, min(max_tokens, MAX_TURN_CHARS))]) + "\n"
+def answer_grammar(problem: Problem | None, max_tokens: int, answer_line: bool = True) -> str:
+    """The grammar of a single-turn answer (baseline, oracle): text, then (`answer_line`) the
+    ANSWER line."""
+    return "\n".join(["root ::= answer", *_answer_rules(
+        problem, min(max_tokens, MAX_TURN_CHARS), answer_line)]) + "\n"
 
 
-def _answer_rules(problem: Problem | None, chars: int) -> list[str]:
-    """Free text of what `chars` leaves after the ANSWER line, then that line."""
+def _answer_rules(problem: Problem | None, chars: int, answer_line: bool) -> list[str]:
+    """Free text of what `chars` leaves after the ANSWER line, then that line; without
+    `answer_line`, free text of up to `chars` that starts with a visible character."""
+    if not answer_line:
+        return [f"answer ::= {_VISIBLE} [^\\x00]{{0,{max(0, chars - 1)}}}"]
     value, value_chars = answer_value_rule(problem)
     body = chars - len("\n" + _ANSWER_LINE) - value_chars
     rules = ["answer ::= " + (f"(body {literal(chr(10))})? " if body > 0 else "")
