@@ -246,12 +246,13 @@ def test_the_dry_runs_calls_are_the_calls_the_real_run_made(built):
     assert plan_usage(built.plan) == made
     # by hand, prefdisco (2 criteria, 2 turns) and personabench (9 questions): the target
     # answers baseline and oracle once and discovery in 2 questions + the answer; the judge
-    # scores each criterion of each condition
+    # scores each criterion of each condition, and each answer's correctness (the release's
+    # correctness judge, prefdisco's default)
     turns, criteria = TINY.prefdisco_turns, TINY.prefdisco_preferences
     assert (turns, criteria) == (2, 2)
     assert {role: made["prefdisco · a", role] for role in ("target", "user", "judge")} == \
         {"target": INSTANCES * (1 + 1 + turns + 1), "user": INSTANCES * turns,
-         "judge": INSTANCES * 3 * criteria}
+         "judge": INSTANCES * 3 * (criteria + 1)}
     assert made["personabench · b", "target"] == 9
     lines = plan_lines(built.plan, {})
     assert [line.split(":")[0].strip() for line in lines[1:5]] == [
