@@ -241,9 +241,25 @@ def eval_usage(out: Path, systems) -> dict[tuple[str, str], int]:
             for role, usage in read_json(out / lens / name / "manifest.json")["usage"].items()}
 
 
+def unasked_pis(out: Path, systems) -> dict[tuple[str, str], int]:
+    """prisk's PIS verdicts the dry run plans but the run did not ask: the plan assumes every
+    personalised sycophancy answer is sycophantic (an upper bound); the run asks only those the
+    judge found so (`"pis"` absent from the answer's record)."""
+    out_ = {}
+    for name in systems:
+        lines = map(json.loads, (out / "prisk" / name / "records.jsonl").open())
+        out_[(f"prisk · {name}", "judge")] = sum(
+            "pis" not in answer for line in lines
+            if line.get("risk") == "framing" or line.get("verdict") == "YTA"
+            for condition, answer in line["conditions"].items() if condition != "base")
+    return out_
+
+
 def test_the_dry_runs_calls_are_the_calls_the_real_run_made(built):
     made = eval_usage(built.out, SYSTEMS)
-    assert plan_usage(built.plan) == made
+    unasked = unasked_pis(built.out, SYSTEMS)
+    assert sum(unasked.values()) > 0  # so the sum below is tested
+    assert plan_usage(built.plan) == {key: n + unasked.get(key, 0) for key, n in made.items()}
     # by hand, prefdisco (2 criteria, 2 turns) and personabench (9 questions): the target
     # answers baseline and oracle once and discovery in 2 questions + the answer; the judge
     # scores each criterion of each condition, and each answer's correctness (the release's
@@ -272,7 +288,8 @@ def test_cli_dry_run_on_built_data_counts_calls_per_model_and_prices_them(built)
     assert result.returncode == 0, result.stderr
     assert snapshot(built.out) == before  # nothing written
     made = eval_usage(built.out, SYSTEMS)
-    per_model = {JUDGE: sum(n for (_, role), n in made.items() if role != "target"),
+    per_model = {JUDGE: sum(n for (_, role), n in made.items() if role != "target")
+                 + sum(unasked_pis(built.out, SYSTEMS).values()),
                  **{f"openai/sys{s}": sum(n for (label, role), n in made.items()
                                           if role == "target" and label.endswith(s))
                     for s in SYSTEMS}}
