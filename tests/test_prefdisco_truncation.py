@@ -10,12 +10,12 @@ import pytest
 import prefdisco_data as data
 from personalens.lenses.prefdisco.options import EvalOptions
 from personalens.lenses.prefdisco.problems import Problem
-from personalens.lenses.prefdisco.reply_budget import prompt_bound, reply_tokens
 from personalens.lenses.prefdisco.turn_grammar import MAX_TURN_CHARS, answer_grammar, turn_grammar
 from personalens.models import ChatModel
 from personalens.models.completion import Completion
 from personalens.models.providers.local_gguf import LocalGGUFProvider
 from personalens.models.providers.scripted import ScriptedProvider
+from personalens.models.reply_budget import prompt_bound, reply_tokens
 from prefdisco_double import Roles, evaluate, judge_table, passive_user, problem_id
 from prefdisco_gbnf import compile_gbnf
 

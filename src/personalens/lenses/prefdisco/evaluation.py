@@ -35,11 +35,11 @@ from personalens.lenses.prefdisco.preference_reveal import revealed
 from personalens.lenses.prefdisco.problems import Problem
 from personalens.lenses.prefdisco.records import PrefdiscoRecord
 from personalens.lenses.prefdisco.release_format import Criterion, Instance
-from personalens.lenses.prefdisco.reply_budget import TEMPLATE_TOKENS, reply_tokens
 from personalens.lenses.prefdisco.simulated_user import user_instructions
 from personalens.models import ChatModel, complete_structured, schema_bounded
 from personalens.models.completion import Message
 from personalens.models.dialogue import DialogueResult, SimulatedUser, Steps, run_dialogue
+from personalens.models.reply_budget import TEMPLATE_TOKENS, reply_tokens
 from personalens.models.rubric_judge import (
     MAX_TOKENS,
     RubricCriterion,
