@@ -361,6 +361,7 @@ def test_skip_invalid_runs_the_rest_and_lists_the_skipped(tmp_path, monkeypatch)
 @pytest.mark.parametrize("flags, message", [
     (["--user", "chatty"], "--user takes 'passive' or 'collaborative' (got 'chatty')"),
     (["--scoring", "lenient"], "--scoring takes 'strict' or 'release' (got 'lenient')"),
+    (["--correctness", "lenient"], "--correctness takes 'judge' or 'rules' (got 'lenient')"),
     (["--conditions", "baseline,sideways"], "--conditions takes baseline, discovery, oracle"),
 ])
 def test_bad_options_are_one_line_exit_2_and_write_nothing(tmp_path, flags, message):

@@ -61,7 +61,7 @@ class EvalOptions(LensOptions):
               "--protocol personalens.")
     correctness_temperature: float = option(
         0.0, "The correctness judge's temperature (the release asks 0 for it).", ge=0, le=2)
-    allow_self_judging: bool = not_identity(
+    allow_self_judging: bool = option(
         False, "Let the target's model play the simulated user and the judge when "
                "--user-model or --judge is not given (the run then grades the model by itself).")
     attempts: int = option(3, "Tries for a valid judge verdict, a well-formed turn or a "
