@@ -136,6 +136,20 @@ def test_prefdisco_task_agrees_with_prefdisco_eval(tmp_path, monkeypatch):
                                                          abs=1e-9)
 
 
+def test_prefdisco_task_takes_the_correctness_method(tmp_path, monkeypatch):
+    from personalens.inspect_tasks.prefdisco import prefdisco
+    from prefdisco_double import is_correctness_request
+
+    folder = data.folder(tmp_path / "data", {"alpha": [data.weighted("p1", W),
+                                                       data.weighted("p2", W)]})
+    roles = _prefdisco_roles(monkeypatch)
+    run_inspect(prefdisco(data=str(folder), correctness="rules"), tmp_path, "openai/target",
+                user="openai/user", judge="openai/judge")
+    judged = [params for _, params in roles.of("judge")]
+    # 2 instances x 3 conditions x 2 criteria: rubric verdicts only; the default (the
+    # release's correctness judge) would add one correctness verdict per answer (6 more).
+    assert len(judged) == 12 and not any(map(is_correctness_request, judged))
+
 
 def test_a_model_that_decodes_under_a_grammar_gets_the_same_requests_through_inspect(
         tmp_path, monkeypatch):

@@ -50,7 +50,7 @@ PREFDISCO = LensTask("prefdisco", PrefdiscoEval, EvalOptions, sample, figures, h
 @task
 def prefdisco(data: str, condition: str = ",".join(CONDITIONS), turns: int = 5,
               user: str = "passive", scoring: str = "strict", protocol: str = "release",
-              max_tokens: int = RELEASE_MAX_TOKENS) -> Task:
+              correctness: str | None = None, max_tokens: int = RELEASE_MAX_TOKENS) -> Task:
     """PrefDisco: does the model ask a new user the right questions, then adapt its answer?
 
     Args:
@@ -61,8 +61,12 @@ def prefdisco(data: str, condition: str = ",".join(CONDITIONS), turns: int = 5,
         user: Simulated user: passive or collaborative.
         scoring: strict, or release (the released scorer's behaviour).
         protocol: release (the release's prompts) or personalens (ours).
+        correctness: judge (the release's: the judge reads each answer against the gold) or
+          rules (an ANSWER: line checked by rule). Default: judge under the release's
+          protocol, rules under ours.
         max_tokens: Longest target reply, in tokens.
     """
     args = {"data": data, "conditions": condition, "turns": turns, "user": user,
-            "scoring": scoring, "protocol": protocol, "max_tokens": max_tokens}
+            "scoring": scoring, "protocol": protocol, "correctness": correctness,
+            "max_tokens": max_tokens}
     return lens_task(PREFDISCO, args)
