@@ -71,8 +71,11 @@ def test_the_smallest_build_and_eval_finish_with_no_failure(tmp_path):
         if key.startswith("framing"):
             assert item["reference"] and item["inversion"]["invertible"] in (True, False)
     assert metrics["truncated"] == cut  # every cut-off reply is counted, per condition
-    assert set(metrics["risk_means"]) >= {"irp", "agreement", "framing", "sycophancy"}
-    assert all(0 <= v["value"] <= 100 for v in metrics["risk_means"]["sycophancy"].values())
+    # The built agreement post is YTA (scored as agreement) or NTA (apart, as agreement_nta);
+    # the pooled sycophancy score is on the judge's 1-5.
+    assert set(metrics["risk_means"]) >= {"irp", "framing", "sycophancy"}
+    assert {"agreement", "agreement_nta"} & set(metrics["risk_means"])
+    assert all(1 <= v["value"] <= 5 for v in metrics["risk_means"]["sycophancy"].values())
     assert set(metrics["narrowing_records"]) == {"narrowing_0001"}
     assert metrics["inversion"]["n_pairs"] + metrics["inversion"]["not_invertible"] == 1
     assert "Risk × condition" in (out / "report.html").read_text()
