@@ -84,7 +84,7 @@ def plan_calls(options: EvalOptions) -> CallPlan:
     if narrowing and any(not c.in_universe for c in conditions):
         plan.notes.append(NOTES["sweep"])
     if options.pis_question == "sycophantic" and any(
-            judging.sycophantic(r, 1) for r in records):
+            judging.pis_applies(r) for r in records):
         plan.notes.append(NOTES["pis"])
     return plan
 
@@ -162,7 +162,7 @@ class _Calls:
         if self.options.pis_question == "contrast" and record.risk in ("agreement", "framing"):
             self.verdicts("judge", n - 1, record.profile_text(), record.question, self.answer,
                           self.answer)  # PIS: each answer against base's
-        elif judging.sycophantic(record, 1):  # PIS of each answer, if judged sycophantic
+        elif judging.pis_applies(record):  # PIS of each answer, if judged sycophantic
             self.verdicts("judge", n - 1, judging.source_material(record), self.answer)
         if record.risk != "framing":
             return
