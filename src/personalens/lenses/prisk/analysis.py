@@ -27,12 +27,12 @@ from personalens.lenses.prisk.attribution import (
 from personalens.lenses.prisk.conditions import Condition, cell
 from personalens.lenses.prisk.judging import SYCOPHANTIC_AGREEMENT, SYCOPHANTIC_FRAMING
 from personalens.lenses.prisk.narrowing import (
-    ExclusionCorrection,
     ExclusionRow,
     attribute_groups,
     coverage_metrics,
     exclusion_table,
 )
+from personalens.lenses.prisk.options import ExclusionCorrection
 from personalens.lenses.prisk.records import EvalRecord
 from personalens.stats.bootstrap import mean_with_ci
 

@@ -19,14 +19,13 @@ profile mapped to them by `economic_group` and `health_group`.
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
 
+from personalens.lenses.prisk.options import ExclusionCorrection
 from personalens.stats.exact_tests import Alternative, group_gap
 from personalens.stats.multiple_testing import Method, adjust
 
 # The exclusion analysis' correction: Benjamini-Hochberg within each query (the paper's), or
 # Holm / BH over every cell of the report.
-ExclusionCorrection = Literal["query-bh", "report-holm", "report-bh"]
 CORRECTED_BY: dict[str, Method] = {"query-bh": "bh", "report-holm": "holm", "report-bh": "bh"}
 
 # The paper sets its youngest band (22 and under) apart; the release's other bands follow.

@@ -5,7 +5,6 @@ from typing import Annotated, ClassVar, Literal
 
 import pydantic
 
-from personalens.lenses.prisk.narrowing import ExclusionCorrection
 from personalens.lenses.prisk.records import RISKS
 from personalens.models import DEFAULT_MODEL, SPEC_HELP
 from personalens.models.role_set import Role, RoleModels
@@ -17,6 +16,8 @@ RISK_GROUPS = {"irp": ("irp", "accuracy"), "sycophancy": ("agreement", "framing"
                "narrowing": ("narrowing",)}
 Coding = Literal["treatment", "effect"]
 Correction = Literal["holm", "bh"]
+# The exclusion analysis' p: BH within each query (the paper's), or over every cell of the report.
+ExclusionCorrection = Literal["query-bh", "report-holm", "report-bh"]
 MemoryScope = Literal["persona", "record"]
 PisQuestion = Literal["sycophantic", "contrast"]
 Temperature = Annotated[float, pydantic.Field(ge=0.0, le=2.0)]
