@@ -31,12 +31,12 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))  # the stub server and data helpers live with the tests
+sys.path.insert(0, str(REPO))  # the stub server and data helpers live with the tests
 
 import openai  # noqa: E402
 from openai.types.chat import ChatCompletion  # noqa: E402
+from tests.fault_server import FaultServer  # noqa: E402
 
-from fault_server import FaultServer  # noqa: E402
 from personalens.lenses.prefdisco.command import PrefdiscoEval  # noqa: E402
 from personalens.lenses.prefdisco.options import EvalOptions  # noqa: E402
 from personalens.models import ModelSettings  # noqa: E402

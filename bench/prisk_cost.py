@@ -19,14 +19,15 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))  # the stub server and record helpers live with the tests
+sys.path.insert(0, str(REPO))  # the stub server and record helpers live with the tests
 
-from fault_server import FaultServer  # noqa: E402
+from tests.fault_server import FaultServer  # noqa: E402
+from tests.prisk_double import record, write  # noqa: E402
+
 from personalens.lenses.prisk.command import PriskEval  # noqa: E402
 from personalens.lenses.prisk.options import EvalOptions  # noqa: E402
 from personalens.models import ModelSettings  # noqa: E402
 from personalens.runs import run_lens  # noqa: E402
-from prisk_double import record, write  # noqa: E402
 
 CONCURRENCY = 32
 QUESTIONS = {"irp": "What is an index fund?", "accuracy": "2 + 2 = ?",

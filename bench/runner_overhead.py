@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))  # the test server lives with the tests
+sys.path.insert(0, str(REPO))  # the test server lives with the tests
 
 import openai  # noqa: E402
+from tests.fault_server import FaultServer  # noqa: E402
 
-from fault_server import FaultServer  # noqa: E402
 from personalens.models import load_model  # noqa: E402
 
 N = 1000

@@ -45,9 +45,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))  # devtools_pipe: the report tests' Chromium driver
+sys.path.insert(0, str(ROOT))  # devtools_pipe: the report tests' Chromium driver
 
-from devtools_pipe import DevToolsPipe  # noqa: E402
+from tests.devtools_pipe import DevToolsPipe  # noqa: E402
 
 TARGET_SLOPE = 1.15
 SIZES = {
@@ -76,9 +76,9 @@ PQB_PAIRS = 500
 # keep none (as the CLI's own scripted model does), so the peak RSS is the pipeline's own.
 GENERATE_DOUBLE = f"""
 import sys
-sys.path.insert(0, {str(ROOT / 'tests')!r})
+sys.path.insert(0, {str(ROOT)!r})
 import personalens.models.settings as settings
-import schema_double
+from tests import schema_double
 
 class _Unkept(list):
     def append(self, prompt):

@@ -20,9 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from devtools_pipe import DevToolsPipe  # noqa: E402
+from tests.devtools_pipe import DevToolsPipe  # noqa: E402
 
 
 def screenshot(page: Path, out: Path, width: int = 1300, height: int = 900) -> None:

@@ -5,13 +5,13 @@ docstrings for the tables)."""
 import json
 from pathlib import Path
 
-from cli_runner import personalens
 from personalens.lenses.personabench.records import (
     AnswerScores,
     PersonabenchRecord,
     RetrievalScores,
 )
 from personalens.lenses.pqb.records import EvalRecord
+from tests.cli_runner import personalens
 
 UNITS = [("P1", "u1"), ("P1", "u2"), ("P2", "u1"), ("P2", "u2"), ("P3", "u1"), ("P3", "u2")]
 RANKS = {"bm25": ([1, 1, 1, None, 1, 5], [1, 1, 1, 1, 1, None]),

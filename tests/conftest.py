@@ -32,7 +32,7 @@ def double(monkeypatch):
     model of the latest run.
     """
     import personalens.models.settings as settings_module
-    from schema_double import schema_model
+    from tests.schema_double import schema_model
 
     holder = {}
 

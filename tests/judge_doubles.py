@@ -10,7 +10,7 @@ from one to this question.
 import json
 import re
 
-from prisk_double import PERSONA
+from tests.prisk_double import PERSONA
 
 _GRADED = re.compile(r"(?:Response to grade|Answer to rate|Personalised answer|\nAnswer):\n<<<\n"
                      r"(.*?)\n>>>", re.S)

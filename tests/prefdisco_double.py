@@ -8,7 +8,7 @@ import json
 import re
 from collections.abc import Callable
 
-from scripted_roles import Roles, system_of  # noqa: F401  (re-exported for the tests)
+from tests.scripted_roles import Roles, system_of  # noqa: F401  (re-exported for the tests)
 
 # --- The correctness judge (--correctness judge, the default) ---------------------------------
 

@@ -16,19 +16,19 @@ import re
 from collections.abc import Callable
 
 from personalens.lenses.prisk.prompts import SYSTEM_PROMPTS
-from prefdisco_build_double import BuildDouble
-from prefdisco_double import (
+from tests.prefdisco_build_double import BuildDouble
+from tests.prefdisco_double import (
     ASK,
     asked_so_far,
     correct_as_the_rules_read,
     is_correctness_request,
     passive_user,
 )
-from prefdisco_double import condition_of as prefdisco_condition
-from prisk_build_double import PriskDouble
-from prisk_double import condition_of as prisk_condition
-from schema_double import SchemaDouble
-from scripted_roles import system_of
+from tests.prefdisco_double import condition_of as prefdisco_condition
+from tests.prisk_build_double import PriskDouble
+from tests.prisk_double import condition_of as prisk_condition
+from tests.schema_double import SchemaDouble
+from tests.scripted_roles import system_of
 
 # The JSON schemas each build asks for (its double answers them by name).
 PRISK_BUILD = {"ProfileDraft", "ProfileCompletion", "ConversationDraft", "DecoyVerdict",

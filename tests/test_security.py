@@ -2,11 +2,11 @@
 
 import pytest
 
-from cli_runner import personalens
-from fault_server import FaultServer
 from personalens.errors import InputError
 from personalens.population.release_writer import safe_name
-from test_reliability import GENERATE, _schema_reply
+from tests.cli_runner import personalens
+from tests.fault_server import FaultServer
+from tests.runs.test_reliability import GENERATE, _schema_reply
 
 FAKE_KEY = "sk-fake-SECRET-0123456789abcdef"
 

@@ -13,7 +13,6 @@ import pytest
 pytestmark = pytest.mark.slow  # builds a wheel and runs generate: about 15-25 s
 
 REPO = Path(__file__).resolve().parents[1]
-TESTS = Path(__file__).resolve().parent
 PACKAGE = REPO / "src" / "personalens"
 DATA = ["population/data/profile_schema.yaml", "population/data/demo_schema.yaml",
         "population/data/personas.txt", "population/data/first_names.txt",
@@ -30,11 +29,11 @@ RELEASE = ["eval_info/eval_info_all.json", "eval_info/qa_gt_context_all_noise_0.
 GENERATE = """
 import runpy, sys
 target = sys.argv[1]
-sys.path.append(sys.argv[2])  # schema_double; appended so it cannot shadow the install
+sys.path.append(sys.argv[2])  # tests.schema_double; appended so it cannot shadow the install
 import personalens
 assert personalens.__file__.startswith(target), personalens.__file__
 import personalens.models.settings as settings_module
-from schema_double import schema_model
+from tests.schema_double import schema_model
 
 def load_model(spec, **kwargs):
     model = schema_model()
@@ -96,7 +95,7 @@ def test_generate_runs_from_the_installed_wheel(wheel, tmp_path):
     where = _run(["-c", "import personalens; print(personalens.__file__)"], cwd, env)
     assert Path(where.stdout.strip()).is_relative_to(target), where.stdout
     out = tmp_path / "gen"
-    _run(["-c", GENERATE, target, TESTS, "generate", "--model", "scripted", "--people", 3,
+    _run(["-c", GENERATE, target, REPO, "generate", "--model", "scripted", "--people", 3,
           "--communities", 1, "--attributes-per-person", 2, "--max-list-entries", 2,
           "--noise", "0.0", "--no-cache", "--out", out], cwd, env)
     community = out / "synthetic_data" / "community_0"
