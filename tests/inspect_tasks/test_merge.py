@@ -102,3 +102,13 @@ def test_the_failed_samples_are_read_as_inspect_wrote_them(logs):
     log = read_eval_log(first)
     errors = {str(s.id): s.error.message for s in log.samples if s.error}
     assert errors == {x: "timeout", y: "timeout"}
+
+
+def test_a_failed_sample_never_replaces_a_recorded_one_whatever_the_order():
+    ok, failed = {"key": "a", "status": "ok", "x": 1}, {"key": "a", "status": "failed"}
+    retry = {"key": "b", "status": "ok", "x": 2}
+    assert merged([{"a": failed}, {"a": ok}]) == {"a": ok}
+    assert merged([{"a": ok, "b": {"key": "b", "status": "failed"}}, {"a": failed, "b": retry}]) \
+        == {"a": ok, "b": retry}
+    newer = {"key": "a", "status": "ok", "x": 3}
+    assert merged([{"a": ok}, {"a": newer}]) == {"a": newer}

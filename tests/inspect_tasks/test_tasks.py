@@ -9,6 +9,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import get_model
 
+from personalens.inspect_tasks.pqb import figures
 from personalens.population.release_reader import load_community
 from tests import prefdisco_data as data
 from tests.conftest import EXAMPLE, SHARED
@@ -282,3 +283,9 @@ def test_a_second_epoch_is_refused_rather_than_replayed(tmp_path):
     [log] = inspect_eval(pqb(queries=str(PQB_QUERIES), meta=str(PQB_META)), epochs=2, limit=1,
                          model=fresh_model("scripted"), log_dir=str(tmp_path), display="none")
     assert log.status == "error" and "run one epoch" in log.error.message
+
+
+def test_pqb_reports_no_typo_rank_for_a_record_without_a_typo_query():
+    line = {"rank_clean": 2, "syntax_query": "q", "rank_typo": None, "typo_query": None}
+    assert figures(line) == {"rr_clean": 0.5}
+    assert figures({**line, "typo_query": "qq"}) == {"rr_clean": 0.5, "rr_typo": 0.0}

@@ -2,12 +2,17 @@
 
 import asyncio
 import json
+from pathlib import Path
+
+import pytest
 
 from personalens.lenses.personabench.command import EvalOptions, run_eval
 from personalens.lenses.personabench.validation import validate
 from personalens.models import ModelSettings
 from personalens.population.generate import GenerateOptions, run_generate
 from personalens.population.release_reader import load_community
+from tests.cli_runner import personalens
+from tests.fault_server import FaultServer
 
 
 def _options(out, max_attempts=6, **overrides):
@@ -149,8 +154,6 @@ def test_release_timestamps_do_not_depend_on_the_locale():
 def test_release_timestamps_parse_back():
     import datetime as dt
 
-    import pytest
-
     from personalens.population.release_writer import parse_release_time, release_time
 
     for when in (dt.datetime(2024, 1, 5, 0, 7), dt.datetime(2024, 6, 18, 12, 40),
@@ -174,3 +177,40 @@ def test_one_attribute_model_per_set_of_attributes_with_its_bounds():
     assert model.model_json_schema()["properties"][specs[0].key]["maxItems"] == 2
     assert attribute_model(specs, 3).model_json_schema()["properties"][specs[0].key][
         "maxItems"] == 3
+
+
+# --- generate: a rerun replays every step ----------------------------------------------------
+
+
+def _schema_reply(body: dict) -> str:
+    from tests.schema_double import SchemaDouble
+
+    return SchemaDouble()(body["messages"], {"response_format": body["response_format"]})
+
+
+def _data_files(root: Path) -> dict:
+    return {p.relative_to(root): p.read_bytes() for p in root.rglob("*")
+            if p.is_file() and p.parts[len(root.parts)] in ("synthetic_data", "ground_truth")}
+
+
+def test_a_generate_rerun_makes_no_model_calls(tmp_path):
+    out = tmp_path / "gen"
+    args = ("generate", "--people", "3", "--attributes-per-person", "2", "--max-list-entries",
+            "2", "--noise", "0.0,0.5", "--model", "openai/m", "--no-cache", "--seed", "5",
+            "--out", out)
+    with FaultServer(_schema_reply) as server:
+        result = personalens(*args, "--base-url", server.base_url)
+        assert result.returncode == 0, result.stderr
+        first_requests = len(server.requests)
+        first_usage = json.loads((out / "manifest.json").read_text())["usage"]["generator"]
+        first_files = _data_files(out)
+        result = personalens(*args, "--base-url", server.base_url)
+        assert result.returncode == 0, result.stderr
+        assert len(server.requests) == first_requests > 20  # the rerun asked nothing
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["sessions"] == 2
+    usage = manifest["usage"]["generator"]
+    assert first_usage["requests"] == first_requests  # every request is counted ...
+    assert usage["requests"] == first_usage["requests"]  # ... and the rerun made none
+    assert usage["cached_requests"] == first_usage["cached_requests"] == 0
+    assert first_files and _data_files(out) == first_files

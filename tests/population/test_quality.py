@@ -9,10 +9,12 @@ from personalens.population.quality import (
     assess,
     high_rules,
     is_degenerate,
+    is_degenerate_session,
     repetition,
     totals,
     warning_line,
 )
+from personalens.population.reveal_check import session_text
 
 FOX = "the quick brown fox jumps over the lazy dog"
 
@@ -108,3 +110,15 @@ def test_totals_add_up_communities():
                                   "evening. Let's hope so."])
 def test_ordinary_sentences_are_not_degenerate(text):
     assert not is_degenerate(text)
+
+
+def test_catalogue_fields_shared_by_purchases_are_not_degenerate_writing():
+    kitchen = ["Home & Kitchen", "Kitchen & Dining", "Cutlery"]
+    items = [{"title": t, "description": d, "categories": kitchen}
+             for t, d in [("Chef Knife", "Sharp blade."), ("Cutting Board", "Maple wood."),
+                          ("Knife Sharpener", "Two stages."), ("Paring Knife", "Small blade.")]]
+    session = {"purchases": items}
+    assert is_degenerate(session_text(session))  # what the rule read before
+    assert not is_degenerate_session(session)
+    looping = {"purchases": [{"title": "Knife", "description": "sow sow sow sow sow sow"}]}
+    assert is_degenerate_session(looping)

@@ -4,6 +4,7 @@ in metrics.json and at the end of `generate`; opened in headless Chromium."""
 import json
 import shutil
 
+import networkx as nx
 import pytest
 
 from personalens.models import ModelSettings
@@ -165,3 +166,12 @@ def test_the_turns_that_reveal_a_fact_are_the_ones_marked():
     assert revealing_turns(session, ["about marketing", "nothing"]) == set()
     noise = GeneratedSession("Ann", "user_ai_interaction", True, None, None, "s", {})
     assert revealing_turns(noise, ["my Dream is marketing"]) == set()
+
+
+def test_a_tie_kind_without_a_colour_is_drawn_in_the_legend_last():
+    graph = nx.DiGraph()
+    graph.add_edge("Ann", "Bo", relation="neighbor")
+    graph.add_edge("Bo", "Cy", relation="sibling")
+    svg = str(graph_svg(graph, "community_0"))
+    legend = svg[svg.rindex("sibling") - 200:]
+    assert "neighbor" in legend and svg.rindex("sibling") < svg.rindex("neighbor")

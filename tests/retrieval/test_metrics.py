@@ -1,5 +1,8 @@
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from personalens.retrieval import hit_at_k, mrr, ndcg_at_k, recall_at_k, relevance_matrix, top_k
 
@@ -83,3 +86,29 @@ def test_top_k_of_nothing_has_the_right_shape():
     assert top_k(np.zeros((3, 0)), [], 5).scores.shape == (3, 0)
     assert top_k(np.zeros((3, 0)), [], 5).ids == [[], [], []]
     assert top_k(np.zeros((0, 4)), ["a", "b", "c", "d"], 2).scores.shape == (0, 2)
+
+ids = st.sampled_from([f"s{i}" for i in range(8)])
+rankings = st.lists(ids, min_size=1, max_size=6)
+gold_sets = st.sets(ids, min_size=1, max_size=4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(rankings, gold_sets), min_size=1, max_size=5), st.integers(1, 6))
+def test_metrics_stay_in_unit_interval_and_agree(cases, k):
+    retrieved, relevant = zip(*cases, strict=True)
+    rel = relevance_matrix(retrieved, relevant, k)
+    recall, ndcg, hit, rr = (recall_at_k(rel, relevant), ndcg_at_k(rel, relevant), hit_at_k(rel),
+                             mrr(rel))
+    for values in (recall, ndcg, hit, rr):
+        assert np.all((values >= 0) & (values <= 1 + 1e-12))
+    assert np.array_equal(recall > 0, hit > 0) and np.array_equal(ndcg > 0, hit > 0)
+    assert np.all(rr <= hit)
+
+
+@settings(max_examples=200, deadline=None)
+@given(gold_sets, st.integers(1, 6))
+def test_retrieving_exactly_the_gold_set_is_perfect(gold, k):
+    ranked = sorted(gold)[:k]
+    rel = relevance_matrix([ranked], [gold], k)
+    assert ndcg_at_k(rel, [gold])[0] == 1.0  # the ideal fills min(|gold|, k) ranks
+    assert recall_at_k(rel, [gold])[0] == min(len(gold), k) / len(gold)
