@@ -107,8 +107,10 @@ def table_run(path: Path, model: str, records: list[PersonabenchRecord], *,
                     models={"target": f"openai/{model}"}, **kwargs)
     if metrics:
         from personalens.lenses.personabench.analysis import summarise
+        from personalens.lenses.personabench.metrics import PersonabenchMetrics
 
-        figures = summarise(records, n_planned=len(records),
-                            answered=any(r.end_to_end is not None for r in records))
+        figures = PersonabenchMetrics.model_validate(summarise(
+            records, n_planned=len(records),
+            answered=any(r.end_to_end is not None for r in records))).to_json()
         (run / "metrics.json").write_text(json.dumps(figures))
     return run

@@ -122,11 +122,11 @@ def test_holm_and_bh_adjust_across_the_whole_report():
                                                     for i in range(12)}, binary=True)
                         for n in (10, 8, 6)} for name in "ab"}
     holm = compare_pairs([a, b], headlines)
-    assert [p["p"] for p in holm] == pytest.approx([1 / 512, 1 / 128, 1 / 32])
-    assert [p["p_adj"] for p in holm] == pytest.approx([3 / 512, 1 / 64, 1 / 32])
+    assert [p.p for p in holm] == pytest.approx([1 / 512, 1 / 128, 1 / 32])
+    assert [p.p_adj for p in holm] == pytest.approx([3 / 512, 1 / 64, 1 / 32])
     bh = compare_pairs([a, b], headlines, correction="bh")
-    assert [p["p_adj"] for p in bh] == pytest.approx([3 / 512, 3 / 256, 1 / 32])
-    assert [p["diff"] for p in bh] == pytest.approx([10 / 12, 8 / 12, 6 / 12])
+    assert [p.p_adj for p in bh] == pytest.approx([3 / 512, 3 / 256, 1 / 32])
+    assert [p.value for p in bh] == pytest.approx([10 / 12, 8 / 12, 6 / 12])
 
 
 def test_shared_items_restricts_every_figure_and_says_how_many(tmp_path):

@@ -141,8 +141,8 @@ def test_the_seed_reaches_the_cards_bootstrap(tmp_path, evals):
     order = sorted(range(10), key=lambda i: f"q{i + 1}")  # the units as compare pairs them
     a, b = ([F1[name][i] for i in order] for name in "ab")
     direct = {seed: paired_difference(a, b, seed=seed) for seed in (0, 3)}
-    assert (entry["ci_low"], entry["ci_high"]) == (direct[3]["ci_low"], direct[3]["ci_high"])
-    assert direct[0]["ci_low"] != direct[3]["ci_low"]
+    assert (entry["ci_low"], entry["ci_high"]) == (direct[3].ci_low, direct[3].ci_high)
+    assert direct[0].ci_low != direct[3].ci_low
     assert entry["p"] == pytest.approx(5 / 128)
 
 

@@ -5,12 +5,13 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pydantic
 
-from personalens.compare.paired_tests import compare_pairs
+from personalens.compare.paired_tests import Pair, compare_pairs
 from personalens.compare.report_page import render
 from personalens.compare.run_inputs import RunSet, System, load_runs
 from personalens.errors import InputError
-from personalens.lenses.commands import Headline
+from personalens.lenses.commands import Headline, Table
 from personalens.runs import write_atomic
 from personalens.stats.multiple_testing import Method
 
@@ -31,31 +32,42 @@ def compare_runs(paths: list[Path], out: Path, *, shared_items: bool = False,
     if out.exists() and not out.is_dir():
         raise InputError("--out exists and is not a directory", where=str(out))
     headlines = {s.name: runs.comparison.headlines(s.records) for s in runs.systems}
-    result = _result(runs, headlines, correction, seed)
-    page = render(f"personalens · comparison of {runs.command} runs", result, runs, headlines)
+    tables = _tables(runs, seed)
+    pairs = compare_pairs(runs.systems, headlines, correction=correction, seed=seed)
+    result = _result(runs, headlines, tables, pairs, correction, seed)
+    page = render(f"personalens · comparison of {runs.command} runs", result, runs, headlines,
+                  tables, pairs)
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / "comparison.json", json.dumps(result, indent=1))
     write_atomic(out / "report.html", page)
     return result
 
 
-def _result(runs: RunSet, headlines: dict[str, dict[str, Headline]], correction: Method,
-            seed: int) -> dict:
-    """comparison.json's content (see docs/compare.md); systems shown by their labels."""
+def _tables(runs: RunSet, seed: int) -> list[Table]:
+    """The lens's tables, each row's system shown by its label; a cell is a value, text or an
+    `Estimate`."""
     labels = {s.name: s.label for s in runs.systems}
-    pairs = compare_pairs(runs.systems, headlines, correction=correction, seed=seed)
-    for pair in pairs:
-        pair["a_label"], pair["b_label"] = labels[pair["a"]], labels[pair["b"]]
-    tables = runs.comparison.tables({s.name: s.records for s in runs.systems}, seed)
+    return [Table(t.title, t.headers, [[labels.get(row[0], row[0]), *row[1:]] for row in t.rows])
+            for t in runs.comparison.tables({s.name: s.records for s in runs.systems}, seed)]
+
+
+def _cell(cell: object) -> object:
+    """A table cell as comparison.json holds it: an estimate as its metrics.json object."""
+    return cell.model_dump(mode="json", exclude_unset=True) \
+        if isinstance(cell, pydantic.BaseModel) else cell
+
+
+def _result(runs: RunSet, headlines: dict[str, dict[str, Headline]], tables: list[Table],
+            pairs: list[Pair], correction: Method, seed: int) -> dict:
+    """comparison.json's content (see docs/compare.md); systems shown by their labels."""
     return {
         "command": runs.command, "shared_items": runs.shared_items, "correction": correction,
         "seed": seed,
         "runs": {s.name: _run_entry(s, headlines[s.name]) for s in runs.systems},
         "headlines": {key: h.label for hs in headlines.values() for key, h in hs.items()},
         "tables": [{"title": t.title, "headers": t.headers,
-                    "rows": [[labels.get(row[0], row[0]), *row[1:]] for row in t.rows]}
-                   for t in tables],
-        "pairs": pairs,
+                    "rows": [[_cell(c) for c in row] for row in t.rows]} for t in tables],
+        "pairs": [pair.model_dump(mode="json") for pair in pairs],
         "metrics": runs.metrics,
     }
 

@@ -9,13 +9,25 @@ import numpy as np
 from personalens.compare.run_inputs import System
 from personalens.lenses.commands import Headline
 from personalens.stats.multiple_testing import Method, adjust
-from personalens.stats.paired import paired_difference
+from personalens.stats.paired import PairedDifference, paired_difference
+
+
+class Pair(PairedDifference):
+    """One comparison: the headline's `PairedDifference` a minus b on their shared units, the
+    systems (and their labels, an incomplete run's marked) and p adjusted across the report."""
+
+    a: str
+    b: str
+    headline: str
+    label: str
+    p_adj: float | None = None
+    a_label: str = ""
+    b_label: str = ""
 
 
 def compare_pairs(systems: list[System], headlines: dict[str, dict[str, Headline]], *,
-                  correction: Method = "holm", seed: int = 0) -> list[dict]:
-    """One entry per (pair of systems, headline): {a, b, headline, label, n, diff, ci_low,
-    ci_high, undefined_resamples, p, p_adj, test}; diff is a minus b."""
+                  correction: Method = "holm", seed: int = 0) -> list[Pair]:
+    """One `Pair` per (pair of systems, headline both have)."""
     out = []
     for a, b in combinations(systems, 2):
         for key, first in headlines[a.name].items():
@@ -23,15 +35,14 @@ def compare_pairs(systems: list[System], headlines: dict[str, dict[str, Headline
             if second is None:
                 continue
             shared = [u for u in first.units if u in second.units]
-            result = ({"diff": None, "ci_low": None, "ci_high": None, "undefined_resamples": 0,
-                       "p": None, "test": None, "n": 0} if not shared else paired_difference(
+            result = PairedDifference(value=None, n=0) if not shared else paired_difference(
                 np.array([first.units[u] for u in shared], dtype=float),
                 np.array([second.units[u] for u in shared], dtype=float),
-                first.statistic, binary=first.binary, seed=seed))
-            out.append({"a": a.name, "b": b.name, "headline": key, "label": first.label,
-                        **result})
-    for entry, p_adj in zip(out, adjust([e["p"] for e in out], correction), strict=True):
-        entry["p_adj"] = p_adj
+                first.statistic, binary=first.binary, seed=seed)
+            out.append(Pair(a=a.name, b=b.name, headline=key, label=first.label,
+                            **dict(result), a_label=a.label, b_label=b.label))
+    for entry, p_adj in zip(out, adjust([e.p for e in out], correction), strict=True):
+        entry.p_adj = p_adj
     return out
 
 

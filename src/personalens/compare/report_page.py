@@ -4,31 +4,31 @@ with a forest plot, and the units where two systems differ most, side by side as
 import heapq
 from itertools import combinations
 
-from personalens.compare.paired_tests import differing_units
+from personalens.compare.paired_tests import Pair, differing_units
 from personalens.compare.run_inputs import RunSet
 from personalens.lenses.commands import Headline, Table
 from personalens.report import BrowserEntry, HtmlReport, forest_plot
+from personalens.stats.estimate import Estimate
 
 SHOWN_PER_PAIR = 20  # units in the browser for each pair of systems
 
 
 def estimate_cell(cell: object) -> object:
-    """A table cell: an estimate ({value, ci_low, ci_high}) as "value [low, high]"."""
-    if not isinstance(cell, dict):
+    """A table cell: an estimate as "value [low, high]"."""
+    if not isinstance(cell, Estimate):
         return cell
-    value = cell.get("value")
-    if value is None:
+    if cell.value is None:
         return None
-    bounds = ci_text(cell.get("ci_low"), cell.get("ci_high"))
-    return f"{value:.3f}" + (f" {bounds}" if bounds else "")
+    bounds = ci_text(*cell.bounds)
+    return f"{cell.value:.3f}" + (f" {bounds}" if bounds else "")
 
 
 def ci_text(low: float | None, high: float | None) -> str | None:
     return None if low is None or high is None else f"[{low:.3f}, {high:.3f}]"
 
 
-def render(title: str, result: dict, runs: RunSet,
-           headlines: dict[str, dict[str, Headline]]) -> str:
+def render(title: str, result: dict, runs: RunSet, headlines: dict[str, dict[str, Headline]],
+           tables: list[Table], pairs: list[Pair]) -> str:
     report = HtmlReport(title)
     report.table(["system", "run", "status"],
                  [[name, run["run"], run["status"]] for name, run in result["runs"].items()])
@@ -38,29 +38,26 @@ def render(title: str, result: dict, runs: RunSet,
     if any(not s.complete for s in runs.systems):
         report.paragraph("[incomplete] marks a run that did not finish or has failed items: "
                          "its figures cover only the items it scored.")
-    for table in result["tables"]:
-        report.heading(table["title"])
-        report.table(table["headers"], [[estimate_cell(c) for c in row] for row in table["rows"]])
-    for png, caption in runs.comparison.figures(
-            [Table(t["title"], t["headers"], t["rows"]) for t in result["tables"]]):
+    for table in tables:
+        report.heading(table.title)
+        report.table(table.headers, [[estimate_cell(c) for c in row] for row in table.rows])
+    for png, caption in runs.comparison.figures(tables):
         report.figure(png, caption)
-    _pairs(report, result)
+    _pairs(report, pairs, result["correction"])
     report.browser(_entries(runs, headlines), ["pair"],
                    heading="Units where two systems differ most")
     return report.render()
 
 
-def _pairs(report: HtmlReport, result: dict) -> None:
-    pairs = result["pairs"]
-    report.heading(f"Paired differences (a - b), p adjusted by {result['correction']} over "
+def _pairs(report: HtmlReport, pairs: list[Pair], correction: str) -> None:
+    report.heading(f"Paired differences (a - b), p adjusted by {correction} over "
                    f"all {len(pairs)}")
     report.table(["a", "b", "headline", "n", "diff", "95 % CI", "test", "p", "p adjusted"],
-                 [[p["a_label"], p["b_label"], p["label"], p["n"], p["diff"],
-                   ci_text(p["ci_low"], p["ci_high"]),
-                   p["test"], p["p"], p["p_adj"]] for p in pairs])
+                 [[p.a_label, p.b_label, p.label, p.n, p.value, ci_text(*p.bounds), p.test,
+                   p.p, p.p_adj] for p in pairs])
     if pairs:
-        report.figure(forest_plot([(f"{p['a']} - {p['b']}: {p['label']}", p["diff"],
-                                    p["ci_low"], p["ci_high"]) for p in pairs],
+        report.figure(forest_plot([(f"{p.a} - {p.b}: {p.label}", p.value, *p.bounds)
+                                   for p in pairs],
                                   "paired difference (a - b)", "Paired differences, 95 % CI"),
                       "Each pair's difference on its shared units with its paired bootstrap CI")
 

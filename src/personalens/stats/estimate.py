@@ -6,8 +6,10 @@ the only place in the package that spells those keys is this class's fields. `n`
 only when it was given (some rates are not over a countable unit), and `method` never is
 (metrics.json keeps the keys it always had); read back, an estimate has the default method.
 
-`MeanEstimate` is the same estimate written with its value under "mean", the key prefdisco's
-and prisk's metrics have always used for a mean.
+A subclass may write its value under another key (`value_key`): `MeanEstimate` under "mean",
+the key prefdisco's and prisk's metrics have always used for a mean; a paired difference under
+"diff", a model coefficient under "beta". `SideBySide` writes several estimates over the same
+units in PersonaBench's layout, {recall: value, ..., ci_low: {recall: low}, ci_high: {...}}.
 """
 
 from collections.abc import Sequence
@@ -18,6 +20,7 @@ import pydantic
 BOOTSTRAP = "bootstrap-percentile"  # 95 % percentile bootstrap over the units (1,000 resamples)
 NORMAL = "normal"  # estimate ± 1.96 standard errors (a model's coefficient)
 NO_CI = "no CI"  # a value whose interval was not computed
+BOUNDS = ("ci_low", "ci_high")  # the keys of an interval's ends
 
 
 class Estimate(pydantic.BaseModel):
@@ -55,6 +58,13 @@ class Estimate(pydantic.BaseModel):
     def bounds(self) -> tuple[float | None, float | None]:
         return self.ci_low, self.ci_high
 
+    def plain(self) -> "Estimate":
+        """This estimate alone, written {value, ci_low, ci_high[, n]}: a subclass's own fields
+        and value key left out."""
+        return Estimate.with_bounds(self.value, self.bounds,
+                                    self.n if "n" in self.model_fields_set else None,
+                                    method=self.method)
+
     @classmethod
     def of_mean(cls, values: Sequence[float], *, seed: int = 0, **fields):
         """The mean of `values` with its 95 % percentile bootstrap CI over them (None when
@@ -82,3 +92,37 @@ class MeanEstimate(Estimate):
     """An `Estimate` written as {mean, ci_low, ci_high, n}."""
 
     value_key: ClassVar[str] = "mean"
+
+
+class SideBySide(pydantic.BaseModel):
+    """Estimates over the same `n` units, as fields of a subclass, written side by side: each
+    estimate's value under its field's name, their ends gathered, {recall: value, ndcg: value,
+    n, ci_low: {recall: low, ndcg: low}, ci_high: {...}} (a field left None is not written)."""
+
+    n: int
+
+    @pydantic.model_validator(mode="before")
+    @classmethod
+    def _gather(cls, data):
+        if not isinstance(data, dict) or BOUNDS[0] not in data:
+            return data
+        low, high = (data[bound] for bound in BOUNDS)
+        out = {k: v for k, v in data.items() if k not in BOUNDS}
+        for name in low:
+            out[name] = {"value": data.get(name), BOUNDS[0]: low[name],
+                         BOUNDS[1]: high.get(name), "n": data.get("n")}
+        return out
+
+    @pydantic.model_serializer(mode="wrap")
+    def _spread(self, handler):
+        out = handler(self)
+        estimates = {name: getattr(self, name) for name in type(self).model_fields
+                     if name in out and isinstance(getattr(self, name), Estimate)}
+        for name in type(self).model_fields:
+            if name in out and out[name] is None:
+                del out[name]
+        out |= {name: estimate.value for name, estimate in estimates.items()}
+        if estimates:
+            out |= {bound: {name: getattr(estimate, bound) for name, estimate in estimates.items()}
+                    for bound in BOUNDS}
+        return out

@@ -22,13 +22,27 @@ items) cancels out of the difference.
 
 from collections.abc import Callable, Iterator
 from itertools import product
+from typing import ClassVar
 
 import numpy as np
 
 from personalens.stats.bootstrap import bootstrap_ci_counted
+from personalens.stats.estimate import Estimate
 from personalens.stats.permutation import sign_flip_test
 
 Statistic = Callable[[np.ndarray], float | None]
+
+
+class PairedDifference(Estimate):
+    """statistic(a) - statistic(b) on n shared units, written {diff, ci_low, ci_high, n,
+    undefined_resamples, p, test}: its paired bootstrap CI (resamples where either side is
+    undefined are counted, and left out) and the paired test's two-sided p."""
+
+    value_key: ClassVar[str] = "diff"
+
+    undefined_resamples: int = 0
+    p: float | None = None
+    test: str | None = None  # mcnemar_exact, sign_flip or paired_permutation
 
 
 def column_mean(rows: np.ndarray) -> float | None:
@@ -38,8 +52,8 @@ def column_mean(rows: np.ndarray) -> float | None:
 
 def paired_difference(a: np.ndarray, b: np.ndarray, statistic: Statistic | None = None, *,
                       binary: bool = False, resamples: int = 1000, permutations: int = 10000,
-                      seed: int = 0) -> dict:
-    """{diff, ci_low, ci_high, undefined_resamples, p, test, n} for statistic(a) - statistic(b).
+                      seed: int = 0) -> PairedDifference:
+    """The `PairedDifference` statistic(a) - statistic(b).
 
     `a` and `b` hold one row (or value) per shared unit, in the same unit order. Without a
     statistic the difference is of means; `binary` says the values are 0/1 outcomes (McNemar).
@@ -62,8 +76,8 @@ def paired_difference(a: np.ndarray, b: np.ndarray, statistic: Statistic | None 
     else:
         test, p = "paired_permutation", paired_permutation_p(a, b, statistic,
                                                              permutations=permutations, seed=seed)
-    return {"diff": diff, "ci_low": low, "ci_high": high, "undefined_resamples": undefined,
-            "p": p, "test": test, "n": len(a)}
+    return PairedDifference(value=diff, ci_low=low, ci_high=high, n=len(a),
+                            undefined_resamples=undefined, p=p, test=test)
 
 
 def mcnemar_exact(a: np.ndarray, b: np.ndarray) -> float | None:

@@ -60,8 +60,13 @@ def _hand_records():
     return records
 
 
+def _summary(records, **options) -> dict:
+    """summarise's metrics as metrics.json holds them."""
+    return PersonabenchMetrics.model_validate(summarise(records, **options)).to_json()
+
+
 def test_the_paired_differences_by_hand():
-    metrics = summarise(_hand_records(), n_planned=19, answered=False)
+    metrics = _summary(_hand_records(), n_planned=19, answered=False)
     rows = {(r["noise"], r["metric"]): r for r in metrics["int8_vs_fp32"]}
     assert list(rows) == [(0.0, "recall"), (0.0, "ndcg"), (0.5, "recall"), (0.5, "ndcg")]
     recall = rows[(0.0, "recall")]
@@ -99,7 +104,7 @@ def test_only_the_questions_both_sides_scored_are_paired():
         ("q0", "q1", "q2", "q3", "q8"), fp32, strict=True)]
     records += [_record("minilm-int8", "0.0", q, r, r) for q, r in zip(
         ("q0", "q1", "q2", "q3", "q9"), int8, strict=True)]
-    metrics = summarise(records, n_planned=10, answered=False)
+    metrics = _summary(records, n_planned=10, answered=False)
     recall = next(r for r in metrics["int8_vs_fp32"] if r["metric"] == "recall")
     assert (recall["n"], recall["changed"]) == (4, 3)
     assert recall["diff"] == pytest.approx(-0.25)
@@ -115,7 +120,7 @@ def test_f1_is_paired_over_the_questions_both_answered():
                _record("minilm", "0.0", "q1", 1, 1, f1=0.5),
                _record("minilm-int8", "0.0", "q0", 1, 1, f1=0.25),
                _record("minilm-int8", "0.0", "q1", 1, 1, f1=0.5)]
-    rows = summarise(records, n_planned=4, answered=True)["int8_vs_fp32"]
+    rows = _summary(records, n_planned=4, answered=True)["int8_vs_fp32"]
     f1 = next(r for r in rows if r["metric"] == "f1")
     assert f1["diff"] == pytest.approx(-0.375) and f1["changed"] == 1 and f1["n"] == 2
 
@@ -127,7 +132,7 @@ def test_questions_pair_within_their_community():
                _record("minilm", "0.0", "q0", 0.0, 0.0, community="b"),
                _record("minilm-int8", "0.0", "q0", 0.0, 0.0, community="a"),
                _record("minilm-int8", "0.0", "q0", 1.0, 1.0, community="b")]
-    recall = summarise(records, n_planned=4, answered=False)["int8_vs_fp32"][0]
+    recall = _summary(records, n_planned=4, answered=False)["int8_vs_fp32"][0]
     assert recall["n"] == 2 and recall["changed"] == 2 and recall["diff"] == 0.0
 
 
@@ -142,7 +147,7 @@ def test_a_failed_answer_keeps_its_retrieval_in_the_table_but_not_its_f1():
                   "error": {"kind": "model_error", "message": "down", "attempts": 6},
                   **failed.fields()})
     records = ItemRecords.from_lines(lines, PersonabenchRecord)
-    rows = {r["metric"]: r for r in summarise(records, n_planned=4,
+    rows = {r["metric"]: r for r in _summary(records, n_planned=4,
                                               answered=True)["int8_vs_fp32"]}
     assert rows["recall"]["n"] == 2 and rows["recall"]["diff"] == pytest.approx(0.5)
     assert rows["f1"]["n"] == 1 and rows["f1"]["diff"] == pytest.approx(-0.5)
@@ -150,7 +155,7 @@ def test_a_failed_answer_keeps_its_retrieval_in_the_table_but_not_its_f1():
 
 def test_a_run_without_both_sides_has_no_table():
     records = [r for r in _hand_records() if r.retriever != "minilm"]
-    assert "int8_vs_fp32" not in summarise(records, n_planned=10, answered=False)
+    assert "int8_vs_fp32" not in _summary(records, n_planned=10, answered=False)
 
 
 def test_the_report_and_the_headlines_show_the_table():

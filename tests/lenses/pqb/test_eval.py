@@ -103,11 +103,14 @@ def _record(key, item, clean, typo=None, random_typo=None, has_typo=True, has_ra
 
 def test_personal_vs_random_typo_hits_by_hand():
     from personalens.lenses.pqb.analysis import summarise
+    from personalens.lenses.pqb.metrics import PqbMetrics
 
     lines = [_record("a/1", "a", 1, 3, 1), _record("a/2", "a", 2, None, 8),
              _record("b/1", "b", 12, 15, None), _record("b/2", "b", None, None, None,
                                                         has_random=False)]
-    metrics = summarise(list(ItemRecords.from_lines(lines, EvalRecord).ok()))
+    metrics = PqbMetrics.model_validate({
+        **summarise(list(ItemRecords.from_lines(lines, EvalRecord).ok())), "retriever": "bm25",
+        "failures": []}).to_json()
     assert metrics["n_random_typo"] == 3 and metrics["n_pairs"] == 2
     # Hit@1 over the 3 queries with a random version: clean 1,0,0; personal 0,0,0; random 1,0,0.
     assert metrics["hit"]["random_typo"]["1"]["value"] == pytest.approx(1 / 3)

@@ -9,13 +9,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from personalens.lenses.personabench.int8_difference import int8_differences
+from personalens.lenses.personabench.metrics import InfoUpdating, Scores
 from personalens.lenses.personabench.records import (
     AnswerScores,
     PersonabenchRecord,
     RetrievalScores,
 )
 from personalens.runs import ItemFailure, ItemRecords
-from personalens.stats import mean_ci
+from personalens.stats import Estimate, mean_ci
 
 CATEGORIES = ("basic", "preference_easy", "preference_hard", "social")
 
@@ -24,13 +25,9 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _with_ci(values: dict[str, list[float]]) -> dict:
-    """Each metric's mean, then ci_low and ci_high: {metric: bound} (95 %, over questions)."""
-    out: dict = {name: _mean(v) for name, v in values.items()}
-    bounds = {name: mean_ci(np.array(v)) for name, v in values.items()}
-    out["ci_low"] = {name: low for name, (low, _) in bounds.items()}
-    out["ci_high"] = {name: high for name, (_, high) in bounds.items()}
-    return out
+def _with_ci(values: list[float]) -> Estimate:
+    """The mean of the questions' values with its 95 % bootstrap CI over them."""
+    return Estimate.with_bounds(_mean(values), mean_ci(np.array(values)), len(values))
 
 
 @dataclass(frozen=True)
@@ -55,23 +52,23 @@ def _scored(record: PersonabenchRecord, failure: ItemFailure | None = None) -> _
                    record.retrieval, record.end_to_end, record.outdated_recall, failure)
 
 
-def _by_category(records: list[_Scored], section: str, fields: tuple[str, ...]) -> dict:
+def _by_category(records: list[_Scored], section: str,
+                 fields: tuple[str, ...]) -> dict[str, Scores]:
     out = {}
     for name in (*CATEGORIES, "overall"):
         chosen = [r for r in records if name == "overall" or r.category == name]
-        out[name] = {**_with_ci({f: [getattr(getattr(r, section), f) for r in chosen]
-                                 for f in fields}), "n": len(chosen)}
+        out[name] = Scores(n=len(chosen), **{f: _with_ci([getattr(getattr(r, section), f)
+                                                          for r in chosen]) for f in fields})
     return out
 
 
-def _info_updating(records: list[_Scored]) -> dict:
+def _info_updating(records: list[_Scored]) -> InfoUpdating:
     """1 - the share of outdated words still repeated, over questions that had an update."""
     outdated = [r.outdated_recall for r in records if r.outdated_recall is not None]
-    scored = _with_ci({"outdated_recall": outdated, "score": [1.0 - v for v in outdated]})
-    mean = scored["outdated_recall"]
-    return {"outdated_recall": mean, "n": len(outdated),
-            "score": None if mean is None else 1.0 - mean, "ci_low": scored["ci_low"],
-            "ci_high": scored["ci_high"]}
+    share = _with_ci(outdated)
+    score = mean_ci(np.array([1.0 - v for v in outdated]))
+    return InfoUpdating(n=len(outdated), outdated_recall=share, score=Estimate.with_bounds(
+        None if share.value is None else 1.0 - share.value, score, len(outdated)))
 
 
 def _condition(retriever: str, noise: str, records: list[_Scored], answered: bool) -> dict:
@@ -145,7 +142,7 @@ def _noise_robustness(conditions: list[dict]) -> dict[str, float | None]:
     for retriever in sorted({c["retriever"] for c in conditions}):
         mine = sorted((c for c in conditions if c["retriever"] == retriever),
                       key=lambda c: c["noise"])
-        low, high = mine[0]["end_to_end"]["overall"]["f1"], mine[-1]["end_to_end"]["overall"]["f1"]
+        low, high = (c["end_to_end"]["overall"].f1.value for c in (mine[0], mine[-1]))
         if len(mine) > 1 and low is not None and high is not None:
             out[retriever] = 1.0 - (low - high)
     return out

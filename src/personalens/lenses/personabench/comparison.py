@@ -11,14 +11,12 @@ failed answer keeps its retrieval, as there).
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import numpy as np
-
 from personalens.lenses.commands import Comparison, Headline, Table
 from personalens.lenses.personabench.analysis import CATEGORIES
 from personalens.lenses.personabench.records import PersonabenchRecord
 from personalens.report import line_plot
 from personalens.runs import ItemFailure, ItemRecords
-from personalens.stats import mean_with_ci
+from personalens.stats import Estimate
 
 NO_MODEL = "retrieval only"
 
@@ -45,10 +43,10 @@ CATEGORY_METRICS = ("recall", "ndcg", "f1")
 
 
 def _estimates(records: list[PersonabenchRecord], metrics: Iterable[str],
-               seed: int) -> list[dict]:
+               seed: int) -> list[Estimate]:
     """Each metric's mean over the records that have it, with its 95 % bootstrap CI and n."""
     values = [_values(r) for r in records]
-    return [mean_with_ci(np.array([v[m] for v in values if m in v]), seed=seed)
+    return [Estimate.of_mean([v[m] for v in values if m in v], seed=seed)
             for m in metrics]
 
 
@@ -105,7 +103,7 @@ class PersonabenchComparison(Comparison):
             at = table.headers.index(column)
             series: dict[str, list[tuple[float, float | None]]] = {}
             for row in table.rows:
-                series.setdefault(row[0], []).append((row[1], row[at]["value"]))
+                series.setdefault(row[0], []).append((row[1], row[at].value))
             if any(v is not None for points in series.values() for _, v in points):
                 out.append((line_plot(series, "noise", column, f"{column} vs noise"),
                             f"{column} against the noise level per system"))

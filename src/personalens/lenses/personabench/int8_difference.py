@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from personalens.lenses.personabench.metrics import Int8Difference
 from personalens.retrieval.int8_encoder import split_int8
 from personalens.stats.multiple_testing import adjust
 from personalens.stats.paired import paired_difference
@@ -30,7 +31,7 @@ def int8_pairs(retrievers: Iterable[str]) -> list[tuple[str, str]]:
 
 
 def int8_differences(values: dict[tuple[str, str, str], dict[tuple[str, str], float]],
-                     seed: int = 0) -> list[dict]:
+                     seed: int = 0) -> list[Int8Difference]:
     """The table of paired differences.
 
     `values` maps (retriever, noise, metric) to {(community, q_id): value}; a metric a
@@ -52,12 +53,11 @@ def int8_differences(values: dict[tuple[str, str, str], dict[tuple[str, str], fl
                     continue
                 x, y = np.array([a[u] for u in units]), np.array([b[u] for u in units])
                 test = paired_difference(x, y, seed=seed)
-                rows.append({"int8": int8, "fp32": fp32, "noise": float(noise),
-                             "metric": metric, "int8_value": float(x.mean()),
-                             "fp32_value": float(y.mean()),
-                             **{k: test[k] for k in ("diff", "ci_low", "ci_high", "p", "test",
-                                                     "n")},
-                             "changed": int(np.sum(~np.isclose(x, y, rtol=0, atol=1e-12)))})
-    for row, p_adj in zip(rows, adjust([r["p"] for r in rows], "holm"), strict=True):
-        row["p_holm"] = p_adj
+                rows.append(Int8Difference(
+                    int8=int8, fp32=fp32, noise=float(noise), metric=metric,
+                    int8_value=float(x.mean()), fp32_value=float(y.mean()),
+                    **test.model_dump(exclude={"undefined_resamples"}),
+                    changed=int(np.sum(~np.isclose(x, y, rtol=0, atol=1e-12)))))
+    for row, p_adj in zip(rows, adjust([r.p for r in rows], "holm"), strict=True):
+        row.p_holm = p_adj
     return rows

@@ -3,28 +3,25 @@
 import pydantic
 
 from personalens.runs import ItemFailure, Metrics
-
-Bound = dict[str, float | None]  # metric name -> CI bound
-
-
-class Scores(pydantic.BaseModel):
-    """Means over one category's questions, with 95 % bootstrap CIs over questions."""
-
-    recall: float | None = None
-    ndcg: float | None = None  # retrieval only
-    precision: float | None = None  # answers only
-    f1: float | None = None  # answers only
-    n: int
-    ci_low: Bound = {}
-    ci_high: Bound = {}
+from personalens.stats.estimate import Estimate, SideBySide
+from personalens.stats.paired import PairedDifference
 
 
-class InfoUpdating(pydantic.BaseModel):
-    outdated_recall: float | None
-    n: int
-    score: float | None  # 1 - outdated_recall
-    ci_low: Bound = {}
-    ci_high: Bound = {}
+class Scores(SideBySide):
+    """Means over one category's n questions, each with its 95 % bootstrap CI over them."""
+
+    recall: Estimate | None = None
+    ndcg: Estimate | None = None  # retrieval only
+    precision: Estimate | None = None  # answers only
+    f1: Estimate | None = None  # answers only
+
+
+class InfoUpdating(SideBySide):
+    """Over the n questions whose value changed: the share of outdated words still repeated,
+    and the score 1 - that share."""
+
+    outdated_recall: Estimate
+    score: Estimate
 
 
 class Condition(pydantic.BaseModel):
@@ -42,8 +39,9 @@ class Condition(pydantic.BaseModel):
         return f"{self.retriever} @ noise {self.noise:g}"
 
 
-class Int8Difference(pydantic.BaseModel):
-    """int8 − fp32 of one metric at one noise level, paired over the questions both scored."""
+class Int8Difference(PairedDifference):
+    """int8 − fp32 of one metric at one noise level, paired over the n questions both scored
+    (the sign-flip test's p, Holm-adjusted across the run's rows as p_holm)."""
 
     int8: str
     fp32: str
@@ -51,13 +49,7 @@ class Int8Difference(pydantic.BaseModel):
     metric: str  # recall, ndcg or f1
     int8_value: float
     fp32_value: float
-    diff: float
-    ci_low: float | None
-    ci_high: float | None
-    p: float | None
-    p_holm: float | None  # Holm-adjusted across the run's int8_vs_fp32 rows
-    test: str
-    n: int
+    p_holm: float | None = None
     changed: int  # questions whose value differs between the two
 
     @property
@@ -84,15 +76,15 @@ class PersonabenchMetrics(Metrics):
         lines = []
         for c in self.conditions:
             overall = c.retrieval["overall"]
-            line = (f"{c.label}: retrieval recall {_fmt(overall.recall)}, nDCG "
-                    f"{_fmt(overall.ndcg)}")
+            line = (f"{c.label}: retrieval recall {_fmt(overall.recall.value)}, nDCG "
+                    f"{_fmt(overall.ndcg.value)}")
             if c.end_to_end is not None:
-                line += f"; answer F1 {_fmt(c.end_to_end['overall'].f1)}"
+                line += f"; answer F1 {_fmt(c.end_to_end['overall'].f1.value)}"
             lines.append(line)
         by_label: dict[str, list[str]] = {}
         for d in self.int8_vs_fp32 or []:
             by_label.setdefault(d.label, []).append(
-                f"{_NAMES[d.metric]} {d.diff:+.3f} ({_fmt(d.ci_low)} to {_fmt(d.ci_high)}, "
+                f"{_NAMES[d.metric]} {d.value:+.3f} ({_fmt(d.ci_low)} to {_fmt(d.ci_high)}, "
                 f"{d.changed}/{d.n} changed)")
         lines += [f"{label}: {'; '.join(parts)}" for label, parts in by_label.items()]
         return lines

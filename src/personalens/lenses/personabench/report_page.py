@@ -7,12 +7,7 @@ from dataclasses import dataclass
 
 from personalens.lenses.personabench.analysis import CATEGORIES
 from personalens.lenses.personabench.answering import ANSWER_PARAMS, answer_messages, prompt_digest
-from personalens.lenses.personabench.metrics import (
-    Condition,
-    Int8Difference,
-    PersonabenchMetrics,
-    Scores,
-)
+from personalens.lenses.personabench.metrics import Condition, Int8Difference, PersonabenchMetrics
 from personalens.lenses.personabench.records import PersonabenchRecord
 from personalens.lenses.personabench.scoring import answer_words
 from personalens.population.release_reader import Community, Session
@@ -27,6 +22,7 @@ from personalens.report import (
     line_plot,
 )
 from personalens.runs import ItemFailure, ItemRecords
+from personalens.stats.estimate import Estimate
 
 _ROWS = (*CATEGORIES, "overall")
 FACETS = ["category", "condition", "outcome"]
@@ -41,31 +37,36 @@ def report_sections(report: HtmlReport, metrics: PersonabenchMetrics) -> None:
         _int8_section(report, metrics.int8_vs_fp32)
 
 
-def _ci(scores: Scores, name: str) -> str | None:
-    low, high = scores.ci_low.get(name), scores.ci_high.get(name)
-    return None if low is None or high is None else f"{low:.3f}–{high:.3f}"
+def _value(estimate: Estimate | None) -> float | None:
+    return None if estimate is None else estimate.value
+
+
+def _ci(estimate: Estimate | None) -> str | None:
+    return None if estimate is None else _bounds(*estimate.bounds)
 
 
 def _retrieval_section(report: HtmlReport, conditions: list[Condition]) -> None:
     report.heading("Retrieval")
-    rows = [[c.label, name, s.recall, _ci(s, "recall"), s.ndcg, _ci(s, "ndcg"), s.n]
+    rows = [[c.label, name, _value(s.recall), _ci(s.recall), _value(s.ndcg), _ci(s.ndcg), s.n]
             for c in conditions for name, s in ((n, c.retrieval[n]) for n in _ROWS)]
     report.table(["condition", "category", "recall", "95% CI", "nDCG", "95% CI", "n"], rows)
     # A category no condition scored is left out of the plot (it would be drawn as a bar of
     # height 0); with nothing scored at all the page says so instead of drawing empty axes.
-    rows = [n for n in _ROWS if any(c.retrieval[n].recall is not None for c in conditions)]
+    rows = [n for n in _ROWS if any(_value(c.retrieval[n].recall) is not None
+                                    for c in conditions)]
     if not rows:
         report.paragraph("Retrieval recall per category: nothing scored.")
     else:
         report.figure(
-            grouped_bars({c.label: {n: c.retrieval[n].recall for n in rows}
+            grouped_bars({c.label: {n: _value(c.retrieval[n].recall) for n in rows}
                           for c in conditions}, "recall", "Retrieval recall per category"),
             "Retrieval recall per category per retriever and noise level",
         )
     if len({c.noise for c in conditions}) > 1:
         series: dict[str, list] = {}
         for c in sorted(conditions, key=lambda c: c.noise):
-            series.setdefault(c.retriever, []).append((c.noise, c.retrieval["overall"].recall))
+            series.setdefault(c.retriever, []).append((c.noise,
+                                                       _value(c.retrieval["overall"].recall)))
         if any(y is not None for points in series.values() for _, y in points):
             report.figure(line_plot(series, "noise ratio", "overall recall", "Recall vs noise"),
                           "Overall retrieval recall against the noise ratio")
@@ -76,15 +77,13 @@ def _retrieval_section(report: HtmlReport, conditions: list[Condition]) -> None:
 def _end_to_end_section(report: HtmlReport, conditions: list[Condition],
                         robustness: dict[str, float]) -> None:
     report.heading("End to end (answers)")
-    rows = [[c.label, name, s.recall, s.precision, s.f1, _ci(s, "f1"), s.n]
+    rows = [[c.label, name, _value(s.recall), _value(s.precision), _value(s.f1), _ci(s.f1), s.n]
             for c in conditions for name, s in ((n, c.end_to_end[n]) for n in _ROWS)]
     report.table(["condition", "category", "recall", "precision", "F1", "F1 95% CI", "n"], rows)
     report.heading("Information updating", level=3)
     report.table(["condition", "outdated-word recall", "score (1 − recall)", "95% CI", "n"],
-                 [[c.label, c.info_updating.outdated_recall, c.info_updating.score,
-                   _bounds(c.info_updating.ci_low.get("score"),
-                           c.info_updating.ci_high.get("score")), c.info_updating.n]
-                  for c in conditions])
+                 [[c.label, c.info_updating.outdated_recall.value, c.info_updating.score.value,
+                   _ci(c.info_updating.score), c.info_updating.n] for c in conditions])
     if robustness:
         report.heading("Noise robustness", level=3)
         report.table(["retriever", "1 − (F1 at lowest noise − F1 at highest)"],
@@ -100,7 +99,7 @@ def _int8_section(report: HtmlReport, rows: list[Int8Difference]) -> None:
     report.table(["pair", "noise", "metric", "int8", "fp32", "int8 − fp32", "95% CI", "p",
                   "p (Holm)", "changed", "n"],
                  [[f"{d.int8} − {d.fp32}", d.noise, d.metric, d.int8_value, d.fp32_value,
-                   d.diff, _bounds(d.ci_low, d.ci_high), d.p, d.p_holm, d.changed, d.n]
+                   d.value, _bounds(*d.bounds), d.p, d.p_holm, d.changed, d.n]
                   for d in rows])
 
 

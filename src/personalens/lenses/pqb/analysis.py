@@ -14,7 +14,7 @@ import numpy as np
 from personalens.lenses.pqb.records import EvalRecord
 from personalens.lenses.pqb.typo_edits import edit_counts
 from personalens.retrieval.metrics import flip_rate
-from personalens.stats import bootstrap_ci, mean_with_ci
+from personalens.stats import Estimate, bootstrap_ci
 
 KS = (1, 5, 10, 20)
 MAX_K = max(KS)
@@ -62,31 +62,31 @@ def summarise(records: list[EvalRecord], seed: int = 0) -> dict:
         for name, conditioned in (("paper", True), ("all_pairs", False)):
             def rate(rows, conditioned=conditioned):
                 return flip_rate(rows[:, 0], rows[:, 1], conditioned=conditioned)
-            low, high = bootstrap_ci(hits, rate, seed=seed)
-            metrics["flip_rate"][name][str(k)] = {
-                "value": rate(hits) if both else None, "ci_low": low, "ci_high": high}
+            metrics["flip_rate"][name][str(k)] = Estimate.with_bounds(
+                rate(hits) if both else None, bootstrap_ci(hits, rate, seed=seed))
         clean = _hits([r.rank_clean for r in typo], k)
         typos = _hits([r.rank_typo for r in typo], k)
-        hit["clean"][str(k)] = mean_with_ci(_hits([r.rank_clean for r in records], k), seed=seed)
-        hit["typo"][str(k)] = mean_with_ci(typos, seed=seed)
+        hit["clean"][str(k)] = Estimate.of_mean(_hits([r.rank_clean for r in records], k),
+                                                seed=seed)
+        hit["typo"][str(k)] = Estimate.of_mean(typos, seed=seed)
         # Clean hits on exactly the queries that have a typo version: the fair comparison.
-        hit["clean_on_typo"][str(k)] = mean_with_ci(clean, seed=seed)
+        hit["clean_on_typo"][str(k)] = Estimate.of_mean(clean, seed=seed)
         # Paired: the same users' queries, clean minus typo.
-        hit["drop"][str(k)] = mean_with_ci(clean - typos, seed=seed)
+        hit["drop"][str(k)] = Estimate.of_mean(clean - typos, seed=seed)
         # The baseline: random typos on the same queries, with as many edited words.
         # personal_minus_random < 0: the users' own typos hurt retrieval more than random ones.
         clean, typos = _hits([r.rank_clean for r in rand], k), _hits([r.rank_typo for r in rand], k)
         random_typo = _hits([r.rank_random_typo for r in rand], k)
-        hit["random_typo"][str(k)] = mean_with_ci(random_typo, seed=seed)
-        hit["random_drop"][str(k)] = mean_with_ci(clean - random_typo, seed=seed)
-        hit["personal_minus_random"][str(k)] = mean_with_ci(typos - random_typo, seed=seed)
+        hit["random_typo"][str(k)] = Estimate.of_mean(random_typo, seed=seed)
+        hit["random_drop"][str(k)] = Estimate.of_mean(clean - random_typo, seed=seed)
+        hit["personal_minus_random"][str(k)] = Estimate.of_mean(typos - random_typo, seed=seed)
     # What the typo queries actually do to the words, by kind (PQB's mechanisms).
     metrics["typo_edit_kinds"] = {
         "typo": dict(edit_counts([(r.syntax_query, r.typo_query) for r in typo])),
         "random_typo": dict(edit_counts([(r.syntax_query, r.random_typo_query)
                                          for r in rand]))}
     metrics["mrr"] = {
-        name: mean_with_ci(_rr([getattr(r, field) for r in rows]), seed=seed)
+        name: Estimate.of_mean(_rr([getattr(r, field) for r in rows]), seed=seed)
         for name, field, rows in (("clean", "rank_clean", records),
                                   ("clean_on_typo", "rank_clean", typo),
                                   ("typo", "rank_typo", typo),

@@ -90,8 +90,8 @@ class PqbComparison(Comparison):
 
     def figures(self, tables: list[Table]) -> list[tuple[bytes, str]]:
         paper, all_pairs, _, typos = tables
-        out = [(line_plot({row[0]: [(k, cell["value"]) for k, cell in zip(KS, row[1:],
-                                                                         strict=True)]
+        out = [(line_plot({row[0]: [(k, cell.value) for k, cell in zip(KS, row[1:],
+                                                                      strict=True)]
                            for row in table.rows}, "K", "flip rate",
                           f"Flip rate vs K ({definition})"),
                 f"Flip rate against K per retriever ({definition} definition)")
@@ -100,7 +100,7 @@ class PqbComparison(Comparison):
             bars = {}
             for row in typos.rows:
                 cells = dict(zip(typos.headers[1:], row[1:], strict=True))
-                bars[row[0]] = {kind: cells[f"hit@{k} {kind}"]["value"] for kind in TYPO_KINDS}
+                bars[row[0]] = {kind: cells[f"hit@{k} {kind}"].value for kind in TYPO_KINDS}
             out.append((grouped_bars(bars, f"Hit@{k}", f"Clean vs typo queries, Hit@{k}"),
                         f"Hit@{k} for clean, personal-typo and random-typo queries per "
                         "retriever"))

@@ -1,18 +1,8 @@
 """The typed metrics of a PQB eval run: what metrics.json holds, the report and CLI read."""
 
-import pydantic
-
 from personalens.lenses.pqb.analysis import KS
 from personalens.runs import ItemFailure, Metrics
-
-
-class Estimate(pydantic.BaseModel):
-    """A rate or mean with its 95 % bootstrap CI (n where it is a mean over queries)."""
-
-    value: float | None
-    ci_low: float | None
-    ci_high: float | None
-    n: int | None = None
+from personalens.stats.estimate import Estimate
 
 
 class PqbMetrics(Metrics):
@@ -21,7 +11,8 @@ class PqbMetrics(Metrics):
     n_pairs: int
     n_typo: int
     n_random_typo: int
-    flip_rate: dict[str, dict[str, Estimate]]  # "paper" | "all_pairs" -> K -> estimate
+    # "paper" | "all_pairs" -> K -> estimate (no n: a flip rate is over the pairs either hits)
+    flip_rate: dict[str, dict[str, Estimate]]
     hit: dict[str, dict[str, Estimate]]  # query kind -> K -> estimate
     mrr: dict[str, Estimate]
     typo_edit_kinds: dict[str, dict[str, int]]
