@@ -419,7 +419,9 @@ def test_with_nothing_paired_normalign_says_so_and_no_plot_is_drawn(tmp_path, mo
                                   "undefined": True, "n": 2, "discovery_gain": 0.0,
                                   "oracle_gain": 0.0}},
         "questions_asked": {}, "preferences_discovered": {},
-        "preferences_discovered_share": {}, "judge": {}, "per_task": {}, "n_instances": 2,
+        "preferences_discovered_share": {},
+        "judge": {"invalid_rate": 0.0, "excluded_criteria": 0, "replies": 6}, "per_task": {},
+        "n_instances": 2,
         "n_planned_instances": 2, "n_failed": 0, "unpaired": [], "renormalised_weights": [],
         "skipped_invalid": [], "failures": []})
     assert metrics.headlines()[-1] == "NormAlign (overall): undefined (oracle ≈ baseline)"

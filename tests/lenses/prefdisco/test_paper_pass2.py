@@ -261,8 +261,8 @@ def test_normalign_at_exactly_the_minimum_gap_is_defined():
     assert normalign_value(1.0, 0.75, 0.5, min_gap=0.5) == 50.0  # oracle below: gap -0.5
     assert normalign_value(1.0, 1.25, 1.25, min_gap=0.5) is None  # 0.25 < 0.5
     rows = [[1.0, 1.25, 1.5]]
-    assert normalign(rows, min_gap=0.5)["undefined"] is False
-    assert normalign(rows, min_gap=0.5)["value"] == 50.0
+    assert normalign(rows, min_gap=0.5).undefined is False
+    assert normalign(rows, min_gap=0.5).value == 50.0
 
 
 def test_normalign_at_exactly_the_minimum_gap_end_to_end(tmp_path, monkeypatch):
@@ -314,17 +314,17 @@ def test_accuracy_drop_leaves_out_a_truncated_discovery_answer_and_an_unpaired_i
     2/4 = 0.5."""
     summary = _summary("exclude")
     assert [u["instance"] for u in summary["unpaired"]] == ["i4"]
-    assert (summary["accuracy_drop"]["mean"], summary["accuracy_drop"]["n"]) == (0.0, 2)
+    assert (summary["accuracy_drop"].value, summary["accuracy_drop"].n) == (0.0, 2)
     # Discovery's accuracy leaves i2 out too: i1 wrong, i3 right.
-    assert (summary["accuracy"]["discovery"]["mean"], summary["accuracy"]["discovery"]["n"]) \
+    assert (summary["accuracy"]["discovery"].value, summary["accuracy"]["discovery"].n) \
         == (0.5, 2)
 
 
 def test_accuracy_drop_scores_a_truncated_discovery_answer_when_asked():
     """--truncated score: i1 1, i2 1, i3 -1: mean 1/3 over n 3; i4 still out (with it: 0.5)."""
     summary = _summary("score")
-    assert summary["accuracy_drop"]["mean"] == pytest.approx(1 / 3)
-    assert summary["accuracy_drop"]["n"] == 3
+    assert summary["accuracy_drop"].value == pytest.approx(1 / 3)
+    assert summary["accuracy_drop"].n == 3
 
 
 # --- 4. The difference table's options are the command's -------------------------------------

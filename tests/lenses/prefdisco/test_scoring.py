@@ -112,7 +112,7 @@ def test_normalign_formula_and_its_undefined_band():
     assert normalign_value(2.0, 3.0, 2.0 + 5e-7, min_gap=1e-6) is None
     assert normalign_value(2.0, 3.0, 2.0, min_gap=0) is None  # a tie never divides by zero
     empty = normalign(np.empty((0, 3)))
-    assert empty["value"] is None and empty["undefined"] and empty["n"] == 0
+    assert empty.value is None and empty.undefined and empty.n == 0
 
 
 def test_an_oracle_below_the_baseline_is_flagged_and_left_out_of_the_negative_share():
@@ -130,9 +130,9 @@ def test_an_oracle_below_the_baseline_is_flagged_and_left_out_of_the_negative_sh
                    for t, v in table.items()}
     out = _normalign(list(table), {t: [t] for t in table}, by_instance, 0.05)
     flipped = out["normalign"]["flipped"]
-    assert flipped["value"] == pytest.approx(50.0) and flipped["oracle_below_baseline"]
-    assert not out["normalign"]["up"]["oracle_below_baseline"]
-    assert out["normalign"]["flat"]["undefined"]
+    assert flipped.value == pytest.approx(50.0) and flipped.oracle_below_baseline
+    assert not out["normalign"]["up"].oracle_below_baseline
+    assert out["normalign"]["flat"].undefined
     # Counted: up and down (flipped is flagged, flat undefined); one of the two is negative.
     # Counting flipped would give 1/3, counting it as negative 2/3.
     assert out["negative_normalign_share"] == 0.5 and out["negative_normalign_tasks"] == 2
@@ -145,10 +145,10 @@ def test_bootstrap_resamples_where_normalign_is_undefined_are_counted():
     rng = np.random.default_rng(0)
     draws = [rng.integers(0, 2, 2) for _ in range(1000)]
     expected = sum(1 for d in draws if (d == 0).all())
-    assert result["undefined_resamples"] == expected and 200 < expected < 300
+    assert result.undefined_resamples == expected and 200 < expected < 300
     defined = [100 * (3.0 - 2.0) / (rows[d, 2].mean() - 2.0) for d in draws if not (d == 0).all()]
-    assert result["ci_low"] == pytest.approx(np.quantile(defined, 0.025))
-    assert result["ci_high"] == pytest.approx(np.quantile(defined, 0.975))
+    assert result.ci_low == pytest.approx(np.quantile(defined, 0.025))
+    assert result.ci_high == pytest.approx(np.quantile(defined, 0.975))
 
 
 def test_prefalign_formulas():

@@ -18,11 +18,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from personalens.lenses.prefdisco.evaluation import SINGLE_TURN, fixed_questions
+from personalens.lenses.prefdisco.metrics import Accuracy, NormAlign
 from personalens.lenses.prefdisco.records import Correctness, PrefdiscoRecord
 from personalens.lenses.prefdisco.scoring import MIN_GAP, linear_fit, normalign
 from personalens.runs import ItemRecords
 from personalens.stats.agreement import judge_agreement
-from personalens.stats.bootstrap import mean_ci
+from personalens.stats.estimate import MeanEstimate
 
 NORMALIGN_CONDITIONS = ("baseline", "discovery", "oracle")
 
@@ -80,7 +81,8 @@ def summarise_scored(ok: list[PrefdiscoRecord], *, n_failed: int,
     tasks = dict(instances)
     scored = {c: pairs.records(c) for c in conditions}  # paired records
     metrics: dict = {
-        "prefalign": {c: _mean([r.prefalign for r in scored[c]]) for c in conditions},
+        "prefalign": {c: MeanEstimate.of_mean([r.prefalign for r in scored[c]])
+                      for c in conditions},
         "accuracy": {c: _accuracy(scored[c], truncated) for c in conditions},
         "truncated": {c: _truncated(scored[c]) for c in conditions},
     }
@@ -88,7 +90,7 @@ def summarise_scored(ok: list[PrefdiscoRecord], *, n_failed: int,
     metrics["accuracy_rules"] = ({c: _accuracy(scored[c], truncated, _rules)
                                   for c in conditions} if both else {})
     if {"baseline", "discovery"} <= set(main):
-        metrics["accuracy_drop"] = _mean(list(accuracy_drops(
+        metrics["accuracy_drop"] = MeanEstimate.of_mean(list(accuracy_drops(
             scored["baseline"], scored["discovery"], truncated).values()))
     if set(NORMALIGN_CONDITIONS) <= set(main):
         metrics.update(_normalign(paired, _by_task(paired, tasks), by_instance, min_gap))
@@ -161,12 +163,12 @@ def _rules(record: PrefdiscoRecord) -> Correctness | None:
 
 
 def _accuracy(records: list[PrefdiscoRecord], truncated: str,
-              verdict: Callable[[PrefdiscoRecord], Correctness | None] = _chosen) -> dict:
+              verdict: Callable[[PrefdiscoRecord], Correctness | None] = _chosen) -> Accuracy:
     """The share correct of the answers that count for accuracy and have a `verdict`."""
     graded = [g for g in (verdict(r) for r in records if counts_for_accuracy(r, truncated))
               if g is not None]
-    return {**_mean([float(g.correct) for g in graded]),
-            "n_unparsed": sum(g.unparsed for g in graded)}
+    return Accuracy.of_mean([float(g.correct) for g in graded],
+                            n_unparsed=sum(g.unparsed for g in graded))
 
 
 def _truncated(records: list[PrefdiscoRecord]) -> dict:
@@ -189,36 +191,31 @@ def _pair(instances, conditions, by_instance) -> tuple[list[str], list[dict]]:
     return paired, unpaired
 
 
-def _mean(values: list[float]) -> dict:
-    low, high = mean_ci(np.asarray(values, dtype=float))
-    return {"mean": float(np.mean(values)) if values else None, "ci_low": low, "ci_high": high,
-            "n": len(values)}
-
-
 def _mean_or_none(values: list[float]) -> float | None:
     return float(np.mean(values)) if values else None
 
 
 def _normalign(paired, by_task, by_instance, min_gap: float) -> dict:
     per_condition = _normalign_rows(paired, by_task, by_instance, "discovery", min_gap)
-    defined = [v for task, v in per_condition.items() if task != "overall" and not v["undefined"]]
+    defined = [v for task, v in per_condition.items() if task != "overall" and not v.undefined]
     # Below the baseline the oracle turns NormAlign's sign around: such a task says nothing
     # about whether discovery did worse than the baseline, so the first share leaves it out;
     # the paper's share (61 of 210) is over every task with a defined NormAlign.
     return {"normalign": per_condition,
-            **_negative_share("", [v for v in defined if not v["oracle_below_baseline"]]),
+            **_negative_share("", [v for v in defined if not v.oracle_below_baseline]),
             **_negative_share("_all", defined)}
 
 
-def _negative_share(suffix: str, cells: list[dict]) -> dict:
+def _negative_share(suffix: str, cells: list[NormAlign]) -> dict:
     """negative_normalign_share<suffix>: the share of `cells` below 0; ..._tasks<suffix>: how
     many cells."""
-    negative = sum(cell["value"] < 0 for cell in cells)
+    negative = sum(cell.value < 0 for cell in cells)
     return {f"negative_normalign_share{suffix}": negative / len(cells) if cells else None,
             f"negative_normalign_tasks{suffix}": len(cells)}
 
 
-def _normalign_rows(paired, by_task, by_instance, condition: str, min_gap: float) -> dict:
+def _normalign_rows(paired, by_task, by_instance, condition: str,
+                    min_gap: float) -> dict[str, NormAlign]:
     """NormAlign of `condition` (discovery or a fixed_<N>) per task and overall."""
     def rows(keys):
         return [[by_instance[k][c].prefalign for c in ("baseline", condition, "oracle")]
@@ -253,6 +250,6 @@ def _per_task(by_task, by_instance, conditions, truncated: str) -> dict:
     return {task: {"n": len(keys),
                    "prefalign": {c: float(np.mean([by_instance[k][c].prefalign for k in keys]))
                                  for c in conditions},
-                   "accuracy": {c: _accuracy([by_instance[k][c] for k in keys], truncated)["mean"]
+                   "accuracy": {c: _accuracy([by_instance[k][c] for k in keys], truncated).value
                                 for c in conditions}}
             for task, keys in by_task.items()}

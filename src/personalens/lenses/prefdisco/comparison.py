@@ -25,11 +25,13 @@ from personalens.lenses.prefdisco.analysis import (
     summarise_scored,
 )
 from personalens.lenses.prefdisco.evaluation import fixed_questions
+from personalens.lenses.prefdisco.metrics import LinearFit, NormAlign
 from personalens.lenses.prefdisco.options import EvalOptions
 from personalens.lenses.prefdisco.records import PrefdiscoRecord
 from personalens.lenses.prefdisco.scoring import linear_fit, normalign_of_rows
 from personalens.report import grouped_bars, line_plot
 from personalens.runs import ItemRecords
+from personalens.stats.estimate import Estimate
 
 # Options that change what the target does: a run that sets one away from its default is
 # named with it, so runs of one model at two turn limits are two systems.
@@ -98,15 +100,19 @@ def _summary(scored: list[Scored]) -> dict:
                             n_judges=1, min_gap=run.min_gap, truncated=run.truncated)
 
 
-def _estimate(mean: Mapping[str, Any]) -> dict:
-    return {"value": mean["mean"], "ci_low": mean["ci_low"], "ci_high": mean["ci_high"],
-            "n": mean["n"]}
+class NormAlignCell(Estimate):
+    """A NormAlign as a table shows it: the estimate, and whether it is undefined."""
+
+    undefined: bool
 
 
-def _normalign_cell(value: Mapping[str, Any] | None) -> dict | None:
-    if value is None:
-        return None
-    return {key: value[key] for key in ("value", "ci_low", "ci_high", "n", "undefined")}
+def _normalign_cell(value: NormAlign | None) -> NormAlignCell | None:
+    return None if value is None else NormAlignCell.with_bounds(
+        value.value, value.bounds, value.n, undefined=value.undefined)
+
+
+def _value(cell: Estimate | None) -> float | None:
+    return None if cell is None else cell.value
 
 
 class PrefdiscoComparison(Comparison):
@@ -173,14 +179,14 @@ class PrefdiscoComparison(Comparison):
     def figures(self, tables: list[Table]) -> list[tuple[bytes, str]]:
         by_title = {t.title.split(":")[0]: t for t in tables}
         per_task = by_title[NORMALIGN_TITLE]
-        bars = {row[0]: {task: (cell or {}).get("value") for task, cell in
+        bars = {row[0]: {task: _value(cell) for task, cell in
                          zip(per_task.headers[1:], row[1:], strict=True)}
                 for row in per_task.rows}
         out = [(grouped_bars(bars, "NormAlign", "NormAlign per task"),
                 "NormAlign of discovery per task and system (the paper's main table)")]
         fixed = by_title.get(FIXED_TITLE)
         if fixed is not None:
-            out.append((line_plot({row[0]: [(fixed_questions(c), (cell or {}).get("value"))
+            out.append((line_plot({row[0]: [(fixed_questions(c), _value(cell))
                                             for c, cell in zip(fixed.headers[1:], row[1:],
                                                                strict=True)]
                                    for row in fixed.rows}, "questions asked (N)", "NormAlign",
@@ -190,8 +196,7 @@ class PrefdiscoComparison(Comparison):
         if turns is not None:
             series: dict[str, list[tuple[float, float | None]]] = {}
             for name, limit, cell, _ in turns.rows:  # one line per target model
-                series.setdefault(name.split(" · ")[0], []).append((limit, (cell or {})
-                                                                    .get("value")))
+                series.setdefault(name.split(" · ")[0], []).append((limit, _value(cell)))
             out.append((line_plot(series, "turn limit", "NormAlign", "NormAlign vs turn limit"),
                         "NormAlign of discovery against the turn limit per target model"))
         return out
@@ -233,10 +238,9 @@ def _negative_table(summaries: dict[str, dict]) -> Table:
     rows, totals = [], [0, 0, 0, 0]
     for name, metrics in summaries.items():
         cells = [v for task, v in metrics.get("normalign", {}).items() if task != "overall"]
-        counted = [v for v in cells if not v["undefined"] and not v["oracle_below_baseline"]]
-        counts = [sum(bool(v["value"] < 0) for v in counted), len(counted),
-                  sum(v["undefined"] for v in cells), sum(v["oracle_below_baseline"]
-                                                          for v in cells)]
+        counted = [v for v in cells if not v.undefined and not v.oracle_below_baseline]
+        counts = [sum(bool(v.value < 0) for v in counted), len(counted),
+                  sum(v.undefined for v in cells), sum(v.oracle_below_baseline for v in cells)]
         totals = [t + c for t, c in zip(totals, counts, strict=True)]
         rows.append([name, metrics.get("negative_normalign_share"), *counts])
     rows.append([ALL_SYSTEMS, totals[0] / totals[1] if totals[1] else None, *totals])
@@ -251,9 +255,9 @@ def _conditions_table(summaries: dict[str, dict]) -> Table:
     return Table("PrefAlign (1-5) and accuracy per condition (paired instances, 95 % CI)",
                  ["system", *(f"PrefAlign {c}" for c in conditions),
                   *(f"accuracy {c}" for c in conditions)],
-                 [[name, *(_estimate(m["prefalign"][c]) if c in m["prefalign"] else None
+                 [[name, *(m["prefalign"][c].plain() if c in m["prefalign"] else None
                            for c in conditions),
-                   *(_estimate(m["accuracy"][c]) if c in m["accuracy"] else None
+                   *(m["accuracy"][c].plain() if c in m["accuracy"] else None
                      for c in conditions)] for name, m in summaries.items()])
 
 
@@ -289,7 +293,7 @@ def _questions_table(systems: Mapping[str, list[Scored]], summaries: dict[str, d
             turns += x
             gains += y
         rows.append([name, (metrics["questions_asked"].get("discovery") or {}).get("turns"),
-                     *_fit_cells(metrics.get("question_turns_vs_gain") or {})])
+                     *_fit_cells(metrics.get("question_turns_vs_gain"))])
     rows.append([ALL_SYSTEMS, sum(turns) / len(turns) if turns else None,
                  *_fit_cells(linear_fit(turns, gains))])
     return Table("Question turns (discovery) against the PrefAlign gain over baseline: "
@@ -297,8 +301,8 @@ def _questions_table(systems: Mapping[str, list[Scored]], summaries: dict[str, d
                  ["system", "question turns", "slope", "intercept", "r", "p", "n"], rows)
 
 
-def _fit_cells(fit: Mapping[str, Any]) -> list:
-    return [fit.get(key) for key in ("slope", "intercept", "r", "p", "n")]
+def _fit_cells(fit: LinearFit | None) -> list:
+    return [None] * 5 if fit is None else [fit.slope, fit.intercept, fit.r, fit.p, fit.n]
 
 
 COMPARISON = PrefdiscoComparison()

@@ -2,17 +2,12 @@
 
 import pydantic
 
+from personalens.lenses.prefdisco.release_format import Invalid
 from personalens.runs import ItemFailure, Metrics
+from personalens.stats.estimate import Estimate, MeanEstimate
 
 
-class Mean(pydantic.BaseModel):
-    mean: float | None
-    ci_low: float | None
-    ci_high: float | None
-    n: int
-
-
-class Accuracy(Mean):
+class Accuracy(MeanEstimate):
     n_unparsed: int
 
 
@@ -24,16 +19,56 @@ class Truncated(pydantic.BaseModel):
     n: int  # the condition's paired answers
 
 
-class NormAlign(pydantic.BaseModel):
-    value: float | None
-    ci_low: float | None
-    ci_high: float | None
+class NormAlign(Estimate):
+    """100 x (PA_d - PA_b) / (PA_o - PA_b) on n paired instances, its paired bootstrap CI."""
+
     undefined: bool
-    n: int
     discovery_gain: float | None  # paired mean PA_discovery - PA_baseline
     oracle_gain: float | None  # paired mean PA_oracle - PA_baseline
     oracle_below_baseline: bool = False  # defined, but the oracle scored below the baseline
     undefined_resamples: int = 0  # bootstrap resamples left out of the CI (undefined there)
+
+
+class LinearFit(pydantic.BaseModel):
+    """Pearson r with its p and the least-squares line of y on x over n pairs (all None but n
+    with fewer than 3 pairs or a constant side)."""
+
+    r: float | None
+    p: float | None
+    slope: float | None
+    intercept: float | None
+    n: int
+
+
+class QuestionsAsked(pydantic.BaseModel):
+    turns: float | None  # the target's ask actions
+    questions: float | None  # question marks in what it asked
+
+
+class Agreement(pydantic.BaseModel):
+    method: str | None  # weighted_kappa or krippendorff_alpha
+    value: float | None
+    n: int
+
+
+class JudgeQuality(pydantic.BaseModel):
+    invalid_rate: float | None
+    excluded_criteria: int
+    replies: int
+    agreement: Agreement | None = None  # with several judges
+
+
+class TaskMeans(pydantic.BaseModel):
+    """One task's paired instances: PrefAlign and accuracy per main condition."""
+
+    n: int
+    prefalign: dict[str, float]
+    accuracy: dict[str, float | None]
+
+
+class Unpaired(pydantic.BaseModel):
+    instance: str
+    reasons: list[str]
 
 
 class PrefdiscoMetrics(Metrics):
@@ -42,13 +77,13 @@ class PrefdiscoMetrics(Metrics):
     truncated_answers: str  # exclude (from accuracy) or score
     correctness: str | None = None  # judge or rules: the method `accuracy` is by
     conditions: list[str]
-    prefalign: dict[str, Mean]
+    prefalign: dict[str, MeanEstimate]
     accuracy: dict[str, Accuracy]  # n: the answers counted (truncated ones out when excluded)
     # Under --correctness judge, the rules' accuracy over the counted answers that carry an
     # ANSWER: line anyway (n: how many); empty when none does
     accuracy_rules: dict[str, Accuracy] = {}
     # baseline minus discovery accuracy over instances whose two answers both count
-    accuracy_drop: Mean | None = None
+    accuracy_drop: MeanEstimate | None = None
     truncated: dict[str, Truncated]
     normalign: dict[str, NormAlign] = {}  # task -> value, and "overall"
     normalign_fixed: dict[str, dict[str, NormAlign]] = {}  # fixed_<N> -> task (and overall)
@@ -57,21 +92,21 @@ class PrefdiscoMetrics(Metrics):
     # the paper's share (61 of 210): over every task with a defined NormAlign
     negative_normalign_share_all: float | None = None
     negative_normalign_tasks_all: int | None = None
-    questions_asked: dict[str, dict[str, float | None]]  # condition -> {turns, questions}
+    questions_asked: dict[str, QuestionsAsked]
     preferences_discovered: dict[str, float | None]  # condition -> mean preferences revealed
     preferences_discovered_share: dict[str, float | None]
     # discovery: question turns (ask actions) vs PrefAlign gain over baseline, per instance
-    question_turns_vs_gain: dict[str, float | int | None] = {}
-    judge: dict
-    per_task: dict[str, dict]
+    question_turns_vs_gain: LinearFit | None = None
+    judge: JudgeQuality
+    per_task: dict[str, TaskMeans]
     n_instances: int  # paired instances: the n of every mean
     n_planned_instances: int
     n_failed: int
-    unpaired: list[dict]
-    unpaired_fixed: dict[str, list[dict]] = {}  # fixed_<N> -> instances out of its pairing
+    unpaired: list[Unpaired]
+    unpaired_fixed: dict[str, list[Unpaired]] = {}  # fixed_<N> -> instances out of its pairing
     renormalised_weights: list[str]
     data_warnings: dict[str, list[str]] = {}  # instance -> loader warnings (defaulted weights)
-    skipped_invalid: list[dict]
+    skipped_invalid: list[Invalid]
     failures: list[ItemFailure]
 
     def headlines(self) -> list[str]:
@@ -80,8 +115,8 @@ class PrefdiscoMetrics(Metrics):
         for condition in self.conditions:
             pa, acc = self.prefalign[condition], self.accuracy[condition]
             cut = self.truncated[condition].count
-            lines.append(f"{condition}: PrefAlign {_fmt(pa.mean, 2)} [{_fmt(pa.ci_low, 2)}, "
-                         f"{_fmt(pa.ci_high, 2)}] · accuracy {_fmt(acc.mean)} "
+            lines.append(f"{condition}: PrefAlign {_fmt(pa.value, 2)} [{_fmt(pa.ci_low, 2)}, "
+                         f"{_fmt(pa.ci_high, 2)}] · accuracy {_fmt(acc.value)} "
                          f"({acc.n_unparsed} unparsed, {cut} truncated"
                          + (" and left out)" if cut and self.truncated_answers == "exclude"
                             else ")"))

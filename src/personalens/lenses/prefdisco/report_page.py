@@ -59,23 +59,23 @@ def report_sections(report: HtmlReport, metrics: PrefdiscoMetrics,
     report.table(["condition", "PrefAlign", "CI low", "CI high", "accuracy", "CI low",
                   "CI high", "unparsed answers", "truncated", "truncated share",
                   "n (accuracy)", "n"],
-                 [[c, pa[c].mean, pa[c].ci_low, pa[c].ci_high, acc[c].mean, acc[c].ci_low,
-                   acc[c].ci_high, acc[c].n_unparsed, cut[c].count, cut[c].share, acc[c].n,
-                   pa[c].n] for c in conditions])
+                 [[c, pa[c].value, *pa[c].bounds, acc[c].value, *acc[c].bounds,
+                   acc[c].n_unparsed, cut[c].count, cut[c].share, acc[c].n, pa[c].n]
+                  for c in conditions])
     if metrics.accuracy_rules:
         rules = metrics.accuracy_rules
         report.paragraph("The rules' accuracy too, over the answers that wrote an ANSWER: line "
                          "though none was asked for (accuracy_rules; not the headline):")
         report.table(["condition", "accuracy (rules)", "CI low", "CI high", "unparsed", "n"],
-                     [[c, rules[c].mean, rules[c].ci_low, rules[c].ci_high, rules[c].n_unparsed,
-                       rules[c].n] for c in conditions if c in rules])
+                     [[c, rules[c].value, *rules[c].bounds, rules[c].n_unparsed, rules[c].n]
+                      for c in conditions if c in rules])
     main = [c for c in conditions if not c.startswith("fixed_")]  # per task: main pairing
     report.heading("Per task")
     report.table(["task", "n", *[f"PrefAlign {c}" for c in main],
                   *[f"accuracy {c}" for c in main],
                   "NormAlign" if metrics.normalign else "–"],
-                 [[task, row["n"], *[row["prefalign"][c] for c in main],
-                   *[row["accuracy"][c] for c in main],
+                 [[task, row.n, *[row.prefalign[c] for c in main],
+                   *[row.accuracy[c] for c in main],
                    _normalign_cell(metrics.normalign.get(task))]
                   for task, row in metrics.per_task.items()])
     if metrics.normalign:
@@ -86,8 +86,8 @@ def report_sections(report: HtmlReport, metrics: PrefdiscoMetrics,
                          f"instances scored in baseline, oracle and {condition}.")
         report.table(["task", "NormAlign", "CI low", "CI high", f"{condition} − baseline",
                       "oracle − baseline", "n"],
-                     [[task, _normalign_cell(v), v.ci_low, v.ci_high, v.discovery_gain,
-                       v.oracle_gain, v.n] for task, v in values.items()])
+                     [[task, _normalign_cell(v), *v.bounds, v.discovery_gain, v.oracle_gain,
+                       v.n] for task, v in values.items()])
     _questions_section(report, metrics, records)
     _data_notes(report, metrics)
 
@@ -114,15 +114,15 @@ def _normalign_section(report: HtmlReport, metrics: PrefdiscoMetrics, min_gap: f
                      f"{metrics.negative_normalign_tasks_all}.")
     report.table(["task", "NormAlign", "CI low", "CI high", "discovery − baseline",
                   "oracle − baseline", "n", "resamples undefined", "oracle below baseline"],
-                 [[task, _normalign_cell(v), v.ci_low, v.ci_high, v.discovery_gain,
-                   v.oracle_gain, v.n, v.undefined_resamples,
+                 [[task, _normalign_cell(v), *v.bounds, v.discovery_gain, v.oracle_gain, v.n,
+                   v.undefined_resamples,
                    "yes" if v.oracle_below_baseline else ""]
                   for task, v in metrics.normalign.items()])
     if not any(v.n for v in metrics.normalign.values()):
         report.paragraph(f"NormAlign per task: {NOTHING_SCORED} (no instance was scored in "
                          "every condition).")
         return
-    report.figure(bars_with_ci({task: (v.value, v.ci_low, v.ci_high)
+    report.figure(bars_with_ci({task: (v.value, *v.bounds)
                                 for task, v in metrics.normalign.items()},
                                "NormAlign", "NormAlign per task (95 % CI)"),
                   "NormAlign per task with paired bootstrap CIs")
@@ -135,24 +135,24 @@ def _questions_section(report: HtmlReport, metrics: PrefdiscoMetrics,
     report.heading("Questions asked and preferences discovered")
     report.table(["condition", "question turns", "questions (?)", "preferences revealed",
                   "share of preferences"],
-                 [[c, q["turns"], q["questions"], metrics.preferences_discovered[c],
+                 [[c, q.turns, q.questions, metrics.preferences_discovered[c],
                    metrics.preferences_discovered_share[c]]
                   for c, q in metrics.questions_asked.items()])
-    scored = [c for c in metrics.conditions if metrics.prefalign[c].mean is not None]
+    scored = [c for c in metrics.conditions if metrics.prefalign[c].value is not None]
     if scored:
-        report.figure(grouped_bars({c: {"PrefAlign / 5": metrics.prefalign[c].mean / 5,
-                                        "accuracy": metrics.accuracy[c].mean}
+        report.figure(grouped_bars({c: {"PrefAlign / 5": metrics.prefalign[c].value / 5,
+                                        "accuracy": metrics.accuracy[c].value}
                                     for c in scored}, "score", "By condition"),
                       "PrefAlign (divided by 5) and accuracy per condition")
     else:
         report.paragraph(f"PrefAlign and accuracy by condition: {NOTHING_SCORED} (no instance "
                          "was scored in every condition).")
     gain = metrics.question_turns_vs_gain
-    if gain:
+    if gain is not None:
         report.paragraph(f"Question turns (the target's ask actions) vs PrefAlign gain over "
-                         f"baseline (discovery): Pearson r = {_num(gain.get('r'))}, p = "
-                         f"{_num(gain.get('p'))}, slope = {_num(gain.get('slope'))} per "
-                         f"question turn, n = {gain.get('n')}.")
+                         f"baseline (discovery): Pearson r = {_num(gain.r)}, p = "
+                         f"{_num(gain.p)}, slope = {_num(gain.slope)} per "
+                         f"question turn, n = {gain.n}.")
         ok = {(r.instance, r.condition): r for r in records.ok()
               if r.prefalign is not None and not r.dropped}
         paired = [i for (i, c) in ok if c == "discovery" and (i, "baseline") in ok]
@@ -169,13 +169,13 @@ def _questions_section(report: HtmlReport, metrics: PrefdiscoMetrics,
 def _data_notes(report: HtmlReport, metrics: PrefdiscoMetrics) -> None:
     report.heading("Data notes")
     judge = metrics.judge
-    report.paragraph(f"Judge: {_pct(judge.get('invalid_rate'))} of {judge.get('replies', 0)} "
-                     f"replies invalid; {judge.get('excluded_criteria', 0)} criterion score(s) "
+    report.paragraph(f"Judge: {_pct(judge.invalid_rate)} of {judge.replies} "
+                     f"replies invalid; {judge.excluded_criteria} criterion score(s) "
                      "excluded (their weight renormalised over the rest).")
-    agreement = judge.get("agreement")
+    agreement = judge.agreement
     if agreement:
-        report.paragraph(f"Judge agreement ({agreement['method']}): {_num(agreement['value'])} "
-                         f"over {agreement['n']} criterion scores.")
+        report.paragraph(f"Judge agreement ({agreement.method}): {_num(agreement.value)} "
+                         f"over {agreement.n} criterion scores.")
     if metrics.renormalised_weights:
         report.paragraph(f"Weights renormalised to sum to 1 (they did not) in "
                          f"{len(metrics.renormalised_weights)} instance(s): "
@@ -190,19 +190,20 @@ def _data_notes(report: HtmlReport, metrics: PrefdiscoMetrics) -> None:
     if metrics.unpaired:
         report.paragraph(f"{len(metrics.unpaired)} instance(s) left out of every condition's "
                          "means (not scored in some condition):")
-        report.table(["instance", "why"], [[u["instance"], "; ".join(u["reasons"])]
+        report.table(["instance", "why"], [[u.instance, "; ".join(u.reasons)]
                                            for u in metrics.unpaired])
     for condition, missing in metrics.unpaired_fixed.items():
         if missing:
             report.paragraph(f"{len(missing)} instance(s) left out of {condition}'s means and "
                              "NormAlign (not scored in it, or in baseline or oracle):")
-            report.table(["instance", "why"], [[u["instance"], "; ".join(u["reasons"])]
+            report.table(["instance", "why"], [[u.instance, "; ".join(u.reasons)]
                                                for u in missing])
     if metrics.skipped_invalid:
         report.paragraph(f"{len(metrics.skipped_invalid)} invalid record(s) skipped "
                          "(--skip-invalid):")
         columns = ["where", "problem_id", "field", "problem"]
-        report.table(columns, [[s[c] for c in columns] for s in metrics.skipped_invalid])
+        report.table(columns, [[getattr(s, c) for c in columns]
+                               for s in metrics.skipped_invalid])
 
 
 def browser_entries(records: ItemRecords[PrefdiscoRecord],

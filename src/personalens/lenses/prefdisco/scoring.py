@@ -15,6 +15,7 @@ import math
 import numpy as np
 from scipy import stats
 
+from personalens.lenses.prefdisco.metrics import LinearFit, NormAlign
 from personalens.lenses.prefdisco.options import NORMALIGN_MIN_GAP as MIN_GAP
 from personalens.stats.bootstrap import bootstrap_ci_counted
 
@@ -44,24 +45,24 @@ def normalign_of_rows(rows: np.ndarray, min_gap: float = MIN_GAP) -> float | Non
     return normalign_value(*np.asarray(rows, dtype=float).mean(axis=0), min_gap)
 
 
-def normalign(rows: np.ndarray, *, min_gap: float = MIN_GAP, seed: int = 0) -> dict:
+def normalign(rows: np.ndarray, *, min_gap: float = MIN_GAP, seed: int = 0) -> NormAlign:
     """NormAlign with a paired bootstrap CI; `rows` is (instances, 3): baseline, discovery,
     oracle PrefAlign of the same instances. `undefined_resamples` counts the bootstrap
     resamples whose NormAlign was undefined (left out of the CI)."""
     rows = np.asarray(rows, dtype=float).reshape(-1, 3)
     if len(rows) == 0:
-        return {"value": None, "ci_low": None, "ci_high": None, "undefined": True, "n": 0,
-                "discovery_gain": None, "oracle_gain": None, "oracle_below_baseline": False,
-                "undefined_resamples": 0}
+        return NormAlign(value=None, ci_low=None, ci_high=None, undefined=True, n=0,
+                         discovery_gain=None, oracle_gain=None, oracle_below_baseline=False,
+                         undefined_resamples=0)
     baseline, discovery, oracle = rows.mean(axis=0)
     value = normalign_value(baseline, discovery, oracle, min_gap)
     low, high, skipped = bootstrap_ci_counted(
         rows, lambda r: normalign_of_rows(r, min_gap), seed=seed)
-    return {"value": value, "ci_low": low, "ci_high": high, "undefined": value is None,
-            "n": int(len(rows)), "discovery_gain": float(discovery - baseline),
-            "oracle_gain": float(oracle - baseline),
-            "oracle_below_baseline": bool(value is not None and oracle < baseline),
-            "undefined_resamples": skipped}
+    return NormAlign(value=value, ci_low=low, ci_high=high, undefined=value is None,
+                     n=len(rows), discovery_gain=float(discovery - baseline),
+                     oracle_gain=float(oracle - baseline),
+                     oracle_below_baseline=bool(value is not None and oracle < baseline),
+                     undefined_resamples=skipped)
 
 
 def count_questions(asked: list[str]) -> int:
@@ -69,13 +70,13 @@ def count_questions(asked: list[str]) -> int:
     return sum(text.count("?") for text in asked)
 
 
-def linear_fit(x: list[float], y: list[float]) -> dict:
-    """{r, p, slope, intercept, n}: Pearson r with its p-value and the least-squares line of y
-    on x; all None but n with fewer than 3 pairs or a constant side."""
+def linear_fit(x: list[float], y: list[float]) -> LinearFit:
+    """Pearson r with its p-value and the least-squares line of y on x; all None but n with
+    fewer than 3 pairs or a constant side."""
     n = len(x)
     if n < 3 or len(set(x)) < 2 or len(set(y)) < 2:
-        return {"r": None, "p": None, "slope": None, "intercept": None, "n": n}
+        return LinearFit(r=None, p=None, slope=None, intercept=None, n=n)
     fit = stats.linregress(x, y)
     p = float(fit.pvalue)
-    return {"r": float(fit.rvalue), "p": None if math.isnan(p) else p,
-            "slope": float(fit.slope), "intercept": float(fit.intercept), "n": n}
+    return LinearFit(r=float(fit.rvalue), p=None if math.isnan(p) else p,
+                     slope=float(fit.slope), intercept=float(fit.intercept), n=n)
