@@ -15,7 +15,7 @@ import pydantic
 import pytest
 from pydantic_core import PydanticUndefined
 
-from personalens.cli.app import GENERATE
+from personalens.cli.subcommands import GENERATE
 from personalens.errors import InputError
 from personalens.lenses import LENSES
 from personalens.lenses.commands import DeclaredCommand

@@ -8,8 +8,9 @@ import typer
 from typer.testing import CliRunner
 
 from personalens.cli.app import app
+from personalens.cli.lazy_group import leaf_commands
 from personalens.models.providers.schema_instance import schema_instance, word_strings
-from personalens.models.spec import load_model
+from personalens.models.settings import load_model
 from tests.cli_runner import personalens
 
 
@@ -20,20 +21,12 @@ def test_version_and_its_short_flag_print_the_installed_version():
         assert (result.exit_code, result.output) == (0, expected)
 
 
-def _commands(command, path: tuple[str, ...] = ()):
-    if hasattr(command, "commands"):  # a group (typer's own click)
-        for name, sub in command.commands.items():
-            yield from _commands(sub, (*path, name))
-    else:
-        yield path, command
-
-
 def test_every_command_says_what_it_does_and_ends_its_help_with_an_example():
     root = typer.main.get_command(app)
-    paths = [path for path, _ in _commands(root)]
+    paths = [path for path, _ in leaf_commands(root)]
     assert len(paths) == 18 and ("prisk", "stats") in paths and ("scorecard",) in paths
     assert ("judge-audit", "run") in paths and ("judge-audit", "export") in paths
-    for path, _ in _commands(root):
+    for path, _ in leaf_commands(root):
         result = CliRunner().invoke(app, [*path, "--help"], terminal_width=200)
         assert result.exit_code == 0, path
         lines = [line for line in result.output.splitlines() if line.strip()]

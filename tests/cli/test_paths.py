@@ -15,6 +15,7 @@ import pytest
 import typer
 
 from personalens.cli.app import app
+from personalens.cli.lazy_group import leaf_commands
 from personalens.runs.options import user_path
 from tests.cli_runner import personalens
 from tests.conftest import EXAMPLE
@@ -125,12 +126,9 @@ def _path_parameters():
     group = typer.main.get_group(app)
     found = []
 
-    def walk(command, name):
-        for sub_name, sub in getattr(command, "commands", {}).items():
-            walk(sub, f"{name} {sub_name}".strip())
-        callback = getattr(command, "callback", None)
-        if callback is None or hasattr(command, "commands"):
-            return
+    for path, command in leaf_commands(group):
+        name = " ".join(path)
+        callback = command.callback
         # The signature, not get_type_hints: a command built from an options model sets it.
         for parameter, declared in inspect.signature(callback).parameters.items():
             hint = declared.annotation
@@ -141,8 +139,6 @@ def _path_parameters():
                         *[a for t in typing.get_args(base) for a in typing.get_args(t)]):
                 info = next(e for e in extras if hasattr(e, "parser"))
                 found.append((name, parameter, info.parser))
-
-    walk(group, "")
     return found
 
 

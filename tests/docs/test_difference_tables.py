@@ -5,11 +5,11 @@ command the cell names (`judge-audit`, `compare`, `scorecard`), read from the re
 import re
 from pathlib import Path
 
-import click
 import pytest
 import typer
 
 from personalens.cli.app import app
+from personalens.cli.lazy_group import leaf_commands, subcommand
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 LENSES = ("personabench", "pqb", "prefdisco", "prisk")
@@ -20,16 +20,14 @@ NAMED = ("judge-audit", "compare", "scorecard")
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 
 
-def _options(command: click.Command) -> set[str]:
+def _options(command) -> set[str]:
     """Every long option of `command` and of the commands under it."""
-    flags = {opt for param in command.params for opt in param.opts if opt.startswith("--")}
-    for sub in getattr(command, "commands", {}).values():
-        flags |= _options(sub)
-    return flags
+    return {opt for _, leaf in leaf_commands(command) for param in leaf.params
+            for opt in param.opts if opt.startswith("--")}
 
 
 @pytest.fixture(scope="module")
-def cli() -> click.Group:
+def cli():
     return typer.main.get_command(app)
 
 
@@ -46,13 +44,13 @@ def difference_rows(text: str) -> list[list[str]]:
 
 @pytest.mark.parametrize("page", TABLES)
 def test_every_option_a_difference_table_names_is_a_real_option(cli, page):
-    known = set().union(*[_options(cli.commands[name]) for name in TABLES[page]])
+    known = set().union(*[_options(subcommand(cli, [name])) for name in TABLES[page]])
     rows = difference_rows((DOCS / page).read_text())
     assert rows, page
     unknown = []
     for row in rows:
         for cell in row[-2:]:
-            allowed = known.union(*[_options(cli.commands[name]) for name in NAMED
+            allowed = known.union(*[_options(subcommand(cli, [name])) for name in NAMED
                                     if name in cell])
             unknown += [(row[0], flag) for flag in FLAG.findall(cell) if flag not in allowed]
     assert unknown == [], f"{page}: options the CLI does not have: {unknown}"
@@ -62,4 +60,4 @@ def test_the_check_would_catch_a_misspelt_option(cli):
     text = ("## Where x differs\n\n| element | paper | release | personalens default | option |"
             "\n|---|---|---|---|---|\n| a | b | c | d | `--memory-scop record` |\n")
     flags = FLAG.findall(difference_rows(text)[0][-1])
-    assert flags == ["--memory-scop"] and flags[0] not in _options(cli.commands["prisk"])
+    assert flags == ["--memory-scop"] and flags[0] not in _options(subcommand(cli, ["prisk"]))

@@ -272,7 +272,7 @@ def test_a_reply_that_fails_validation_is_never_cached(tmp_path):
 
 
 def test_usage_of_earlier_sessions_adds_up():
-    from personalens.models import merge_usage
+    from personalens.runs.usage import merge_usage
 
     earlier = {"target": {"requests": 3, "prompt_tokens": 30, "retries": {"timeout": 1}}}
     now = {"target": {"requests": 2, "prompt_tokens": 5, "retries": {"timeout": 2,

@@ -13,29 +13,20 @@ import functools
 import inspect
 from typing import Annotated, Any
 
+import pydantic
 import typer
 
 from personalens.errors import InputError
-from personalens.models import SPEC_HELP, ModelSettings
 from personalens.models.role_set import Role, RoleModels
+from personalens.models.settings import EndpointSettings, ModelSettings
+from personalens.models.spec import SPEC_HELP
 
-_ENDPOINT = {  # name -> (type, default, help)
-    "base_url": (str | None, None,
-                 "Base URL of an OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp, "
-                 "...)."),
-    "api_key_env": (str | None, None, "Environment variable holding the API key "
-                                      "(default OPENAI_API_KEY)."),
-    "concurrency": (int | None, None, "Maximum requests in flight to the endpoint (default: "
-                                      "adaptive)."),
-    "max_attempts": (int | None, None, "Attempts per model call before the item is recorded "
-                                       "as failed (default 6)."),
-    "timeout": (float | None, None, "Seconds before an HTTP model call times out and is "
-                                    "retried (default 120)."),
-    "price_per_mtok_in": (float | None, None, "USD per million prompt tokens, for the cost "
-                                              "estimate."),
-    "price_per_mtok_out": (float | None, None, "USD per million completion tokens."),
+# name -> (type, help): each endpoint setting's flag, from its one declaration; then prices.
+_ENDPOINT = {name: (field.annotation | None, field.description)
+             for name, field in EndpointSettings.model_fields.items()} | {
+    "price_per_mtok_in": (float | None, "USD per million prompt tokens, for the cost estimate."),
+    "price_per_mtok_out": (float | None, "USD per million completion tokens."),
 }
-_DEFAULTS = {"api_key_env": "OPENAI_API_KEY", "max_attempts": 6, "timeout": 120.0}
 
 
 def model_roles(main: Role, *others: Role):
@@ -66,8 +57,8 @@ def _main_parameters(main: Role) -> list[inspect.Parameter]:
     if main.flag:
         params.append(_option(main.flag, str | None if main.default is None else str,
                               main.default, main.help or f"Model: {SPEC_HELP}."))
-    for name, (kind, default, help_text) in _ENDPOINT.items():
-        params.append(_option(name, kind, default, help_text))
+    for name, (kind, help_text) in _ENDPOINT.items():
+        params.append(_option(name, kind, None, help_text))
     params.append(_option("no_cache", bool, False, "Bypass the on-disk response cache.",
                           "--no-cache"))
     return params
@@ -76,7 +67,7 @@ def _main_parameters(main: Role) -> list[inspect.Parameter]:
 def _role_parameters(role: Role) -> list[inspect.Parameter]:
     params = [_option(role.flag, str | None, role.default,
                       role.help or f"{role_label(role.role)} model: {SPEC_HELP}.")]
-    for name, (kind, _, help_text) in _ENDPOINT.items():
+    for name, (kind, help_text) in _ENDPOINT.items():
         params.append(_option(f"{role.flag}_{name}", kind, None,
                               f"{role_label(role.role)}'s {_lower_first(help_text)} Default: "
                               "the main model's."))
@@ -95,32 +86,43 @@ def _lower_first(text: str) -> str:
 
 
 def _settings(main: Role, others: tuple[Role, ...], values: dict) -> RoleModels:
-    base = {name: values[name] if values[name] is not None else _DEFAULTS.get(name)
-            for name in _ENDPOINT}
-    endpoint = dict(base, use_cache=not values["no_cache"])
-    settings = {main.role: _make(values.get(main.flag) if main.flag else None, endpoint)}
+    # None: not given (a role falls back to the main role's value, the main role to the
+    # setting's declared default).
+    base = {name: values[name] for name in _ENDPOINT}
+    use_cache = not values["no_cache"]
+    settings = {main.role: _make(values.get(main.flag) if main.flag else None, base, use_cache)}
     prices = {main.role: _price(base)}
     for role in others:
         mine = {name: values[f"{role.flag}_{name}"] if values[f"{role.flag}_{name}"] is not None
-                else endpoint[name] for name in _ENDPOINT}
-        settings[role.role] = _make(values[role.flag], dict(mine, use_cache=endpoint["use_cache"]),
-                                    f"{role.flag}_")
+                else base[name] for name in _ENDPOINT}
+        settings[role.role] = _make(values[role.flag], mine, use_cache, f"{role.flag}_")
         prices[role.role] = _price(mine)
-    return RoleModels(settings=settings, endpoint=_make("", endpoint),
+    return RoleModels(settings=settings, endpoint=_make("", base, use_cache),
                       prices={r: p for r, p in prices.items() if any(p)})
 
 
-def _make(spec: str | None, endpoint: dict, prefix: str = "") -> ModelSettings | None:
+def _make(spec: str | None, endpoint: dict, use_cache: bool,
+          prefix: str = "") -> ModelSettings | None:
     if spec is None:
         return None
-    fields = {k: endpoint[k] for k in ("base_url", "api_key_env", "concurrency", "max_attempts",
-                                       "timeout", "use_cache")}
-    for name, low in (("concurrency", 1), ("max_attempts", 1), ("timeout", 1e-9)):
-        if fields[name] is not None and fields[name] < low:
-            flag = f"--{prefix}{name}".replace("_", "-")
-            raise InputError(f"{flag} must be {'at least 1' if low == 1 else 'positive'} "
-                             f"(got {fields[name]:g})")
-    return ModelSettings(spec=spec, **fields)
+    given = {name: endpoint[name] for name in EndpointSettings.model_fields
+             if endpoint[name] is not None}
+    try:
+        return ModelSettings(spec=spec, use_cache=use_cache, **given)
+    except pydantic.ValidationError as exc:
+        error = exc.errors()[0]
+        flag = f"--{prefix}{error['loc'][0]}".replace("_", "-")
+        raise InputError(f"{flag} {_bound(error)} (got {error['input']:g})") from None
+
+
+def _bound(error: dict) -> str:
+    """A bound's message as a user reads it: "must be at least 1", "must be positive"."""
+    context = error.get("ctx", {})
+    if "ge" in context:
+        return f"must be at least {context['ge']}"
+    if context.get("gt") == 0:
+        return "must be positive"
+    return error["msg"].lower()
 
 
 def _price(values: dict) -> tuple[float, float]:

@@ -10,19 +10,13 @@ becomes systems, per-unit headlines and the paper's tables); the types it speaks
 Table) are here, below the compare layer, so a lens never imports that layer.
 """
 
-import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from personalens.import_target import resolve
 from personalens.lenses import LENSES
-from personalens.models.role_set import Role
-
-
-def resolve(target: str):
-    """"package.module:name" -> the object, imported now (not when the registry is read)."""
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
+from personalens.models.role import Role
 
 
 @dataclass(frozen=True)

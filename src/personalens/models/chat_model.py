@@ -37,6 +37,12 @@ class ChatModel:
         return bool(getattr(self.provider, "constrains_output", False))
 
     @property
+    def in_process(self) -> bool:
+        """True when the model runs inside this process (llama.cpp, a script): it shares this
+        process's CPU, and the same model behind a server is the same model."""
+        return bool(getattr(self.provider, "in_process", False))
+
+    @property
     def context_tokens(self) -> int | None:
         """The context one request has (prompt and reply together) when this process runs the
         model (llama.cpp in-process); None when a server knows its own."""

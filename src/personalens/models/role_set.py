@@ -9,22 +9,12 @@
   description, and `aclose` closing each distinct model once.
 """
 
-from dataclasses import dataclass
-
 import pydantic
 
 from personalens.models.chat_model import ChatModel
+from personalens.models.role import Role
 from personalens.models.settings import ModelSettings
 from personalens.runs.usage import UsageLedger
-
-
-@dataclass(frozen=True)
-class Role:
-    role: str  # the usage ledger's name for it: target, generator, judge, user, reranker
-    flag: str | None  # the spec option's name ("model" -> --model); None: endpoint only
-    default: str | None = None
-    help: str = ""
-    fallback: str | None = None  # a role without a spec of its own uses this role's settings
 
 
 class RoleModels(pydantic.BaseModel):

@@ -1,24 +1,16 @@
-"""The report layer: self-contained HTML reports with tables and embedded plots."""
+"""The report layer: self-contained HTML reports with tables and embedded plots.
 
-from personalens.report.html_report import HtmlReport, Link
-from personalens.report.markup import Markup, join, tag
-from personalens.report.plots import (
-    bars_with_ci,
-    forest_plot,
-    grouped_bars,
-    interaction_plot,
-    line_plot,
-    panels_with_ci,
-    scatter,
-)
-from personalens.report.question_browser import (
-    ENTRY_LIMIT,
-    BrowserEntry,
-    BrowserItems,
-    failure_fields,
-    first_entries,
-)
+Names load on first use (lazy_loader), so importing one of them loads its module
+only: `personalens --help` and the options models stay light.
+"""
 
-__all__ = ["ENTRY_LIMIT", "BrowserEntry", "BrowserItems", "HtmlReport", "Link", "Markup",
-           "bars_with_ci", "failure_fields", "first_entries", "forest_plot", "grouped_bars",
-           "interaction_plot", "join", "line_plot", "panels_with_ci", "scatter", "tag"]
+import lazy_loader
+
+__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
+    "html_report": ["HtmlReport", "Link"],
+    "markup": ["Markup", "join", "tag"],
+    "plots": ["bars_with_ci", "forest_plot", "grouped_bars", "interaction_plot", "line_plot",
+              "panels_with_ci", "scatter"],
+    "question_browser": ["ENTRY_LIMIT", "BrowserEntry", "BrowserItems", "failure_fields",
+                         "first_entries"],
+})

@@ -1,25 +1,20 @@
-"""The retrieval layer: retrievers behind one protocol, an embedding cache, and IR metrics."""
+"""The retrieval layer: retrievers behind one protocol, an embedding cache, and IR metrics.
 
-from personalens.retrieval.bm25 import BM25Retriever
-from personalens.retrieval.dense import DenseRetriever
-from personalens.retrieval.hybrid import HybridRetriever
-from personalens.retrieval.late_interaction import LateInteractionRetriever
-from personalens.retrieval.metrics import hit_at_k, mrr, ndcg_at_k, recall_at_k, relevance_matrix
-from personalens.retrieval.ranking import (
-    Document,
-    Index,
-    Ranking,
-    Retriever,
-    ScoringIndex,
-    top_k,
-)
-from personalens.retrieval.registry import RETRIEVER_HELP, get_retriever
-from personalens.retrieval.rerank import CrossEncoderReranker, LLMReranker, RerankRetriever
-from personalens.retrieval.sparse import SparseRetriever
+Names load on first use (lazy_loader), so importing one of them loads its module
+only: `personalens --help` and the options models stay light.
+"""
 
-__all__ = [
-    "RETRIEVER_HELP", "BM25Retriever", "CrossEncoderReranker", "DenseRetriever", "Document",
-    "HybridRetriever", "Index", "LLMReranker", "LateInteractionRetriever", "Ranking",
-    "RerankRetriever", "Retriever", "ScoringIndex", "SparseRetriever", "get_retriever",
-    "hit_at_k", "mrr", "ndcg_at_k", "recall_at_k", "relevance_matrix", "top_k",
-]
+import lazy_loader
+
+__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
+    "bm25": ["BM25Retriever"],
+    "dense": ["DenseRetriever"],
+    "hybrid": ["HybridRetriever"],
+    "late_interaction": ["LateInteractionRetriever"],
+    "metrics": ["hit_at_k", "mrr", "ndcg_at_k", "recall_at_k", "relevance_matrix"],
+    "ranking": ["Document", "Index", "Ranking", "Retriever", "ScoringIndex", "top_k"],
+    "registry": ["get_retriever"],
+    "retriever_names": ["RETRIEVER_HELP"],
+    "rerank": ["CrossEncoderReranker", "LLMReranker", "RerankRetriever"],
+    "sparse": ["SparseRetriever"],
+})

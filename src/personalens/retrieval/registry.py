@@ -23,15 +23,9 @@ from personalens.retrieval.rerank import (
     LLMReranker,
     RerankRetriever,
 )
+from personalens.retrieval.retriever_names import RETRIEVER_HELP
 from personalens.retrieval.sparse import SPLADE, SparseRetriever
 from personalens.runs.usage import UsageLedger
-
-RETRIEVER_HELP = (
-    "bm25; minilm (bundled all-MiniLM-L6-v2) or any sentence-transformers model name or local "
-    "path; splade[:<model>]; colbert[:<model>] (needs personalens[colbert]); "
-    "hybrid[:<a>+<b>[+<c>]] (default bm25+minilm; weights as bm25=0.3+minilm=0.7); "
-    "rerank-ce[:<cross-encoder>] or rerank-llm[:<model spec>] (rerank BM25's top 25)"
-)
 
 # Families that cannot be parts of a hybrid: they do not score the whole corpus.
 _NOT_FUSABLE = ("hybrid", "rerank-ce", "rerank-llm")

@@ -341,10 +341,11 @@ def test_every_option_the_difference_table_names_is_one_of_the_command():
     from typer.main import get_command
 
     from personalens.cli.app import app
+    from personalens.cli.lazy_group import subcommand
 
-    command = get_command(app).commands["prefdisco"].commands["eval"]
+    command = subcommand(get_command(app), ["prefdisco", "eval"])
     flags = {opt for param in command.params for opt in param.opts}
-    audit = get_command(app).commands["judge-audit"].commands["run"]
+    audit = subcommand(get_command(app), ["judge-audit", "run"])
     audit_flags = {opt for param in audit.params for opt in param.opts}
     rows = _difference_rows()
     assert len(rows) >= 41 and all(len(row) == 5 for row in rows)

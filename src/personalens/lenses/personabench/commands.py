@@ -1,8 +1,8 @@
 """What `personalens personabench` offers: eval (a run) and validate."""
 
 from personalens.lenses.commands import DeclaredCommand, LensCommands, TyperCommand
-from personalens.models import SPEC_HELP
-from personalens.models.role_set import Role
+from personalens.models.spec import SPEC_HELP
+from personalens.models.role import Role
 
 LENS = LensCommands(
     name="personabench",

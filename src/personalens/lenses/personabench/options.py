@@ -5,7 +5,7 @@ from typing import ClassVar
 from personalens.models import DEFAULT_MODEL, SPEC_HELP, ModelSettings
 from personalens.models.role_set import Role, RoleModels
 from personalens.population.noise_levels import NoiseLevels
-from personalens.retrieval.registry import RETRIEVER_HELP
+from personalens.retrieval.retriever_names import RETRIEVER_HELP
 from personalens.runs.options import (
     CommaList,
     DistributedOptions,

@@ -7,7 +7,7 @@ import pydantic
 
 from personalens.models import DEFAULT_MODEL, SPEC_HELP
 from personalens.models.role_set import Role, RoleModels
-from personalens.retrieval.registry import RETRIEVER_HELP
+from personalens.retrieval.retriever_names import RETRIEVER_HELP
 from personalens.runs.options import DistributedOptions, UserPath, not_identity, option
 
 BUILD_FILES = ("queries.json", "corpus.jsonl")  # what `pqb build` writes and `--data` reads

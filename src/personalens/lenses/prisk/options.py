@@ -8,7 +8,7 @@ import pydantic
 from personalens.lenses.prisk.records import RISKS
 from personalens.models import DEFAULT_MODEL, SPEC_HELP
 from personalens.models.role_set import Role, RoleModels
-from personalens.retrieval.registry import RETRIEVER_HELP
+from personalens.retrieval.retriever_names import RETRIEVER_HELP
 from personalens.runs.options import LensOptions, UserPath, comma_list, not_identity, option
 
 CONDITION_NAMES = Literal["base", "profile", "retrieval", "profile_retrieval", "reflect"]

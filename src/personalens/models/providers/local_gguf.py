@@ -96,6 +96,7 @@ def resolve_gguf(name: str) -> Path:
 class LocalGGUFProvider:
     constrains_output = True  # llama.cpp takes a GBNF `grammar` and JSON-schema response formats
     deterministic = True  # the same request and seed always decode the same reply
+    in_process = True  # llama.cpp runs in this process, on its CPU
 
     def __init__(self, path: Path, *, slots: int = 1, context_per_slot: int = 8192,
                  threads: int | None = None):
@@ -132,6 +133,11 @@ class LocalGGUFProvider:
             usage=Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)),
             finish_reason=choice.get("finish_reason"),
         )
+
+
+def build(name: str, settings) -> LocalGGUFProvider:
+    """`local/<name>`: one slot per request in flight (`settings.concurrency`, default 1)."""
+    return LocalGGUFProvider(resolve_gguf(name), slots=settings.concurrency or 1)
 
 
 def _start_server(path: Path, slots: int, context_per_slot: int, threads: int):

@@ -1,12 +1,15 @@
 """Any OpenAI-compatible chat endpoint: OpenAI, vLLM, SGLang, Ollama, llama.cpp, LM Studio."""
 
 import json
+import os
 from typing import Any
+from urllib.parse import urlparse
 
 import openai
 import pydantic
 from openai.types.chat import ChatCompletion
 
+from personalens.errors import InputError
 from personalens.models.completion import Completion, Message, Usage
 from personalens.models.failures import PermanentModelError, TransientModelError
 from personalens.models.retry import parse_retry_after
@@ -15,6 +18,8 @@ _RETRYABLE_STATUS = {408, 409, 429}
 
 
 class OpenAICompatibleProvider:
+    in_process = False
+
     def __init__(self, name: str, *, base_url: str | None, api_key: str, timeout: float,
                  concurrency: int):
         self.name = name
@@ -78,3 +83,22 @@ def _completion(response: Any) -> Completion:
         ),
         finish_reason=getattr(choices[0], "finish_reason", None),
     )
+
+
+def build(name: str, settings) -> OpenAICompatibleProvider:
+    """`openai/<name>` at `settings.base_url` (OpenAI's API when None), 8 calls in flight by
+    default."""
+    return OpenAICompatibleProvider(
+        name, base_url=settings.base_url, api_key=_api_key(settings.api_key_env, settings.base_url),
+        timeout=settings.timeout, concurrency=settings.concurrency or 8)
+
+
+def _api_key(env_name: str, base_url: str | None) -> str:
+    key = os.environ.get(env_name)
+    if key:
+        return key
+    host = urlparse(base_url).hostname if base_url else None
+    if host in {"127.0.0.1", "localhost", "::1"}:
+        return "not-needed"  # local servers (vLLM, llama.cpp, Ollama) usually take any key
+    raise InputError(f"openai models need an API key in ${env_name} "
+                     "(or --api-key-env NAME, or a local --base-url)")

@@ -24,6 +24,7 @@ class ScriptedProvider:
 
     endpoint = "scripted"
     deterministic = True
+    in_process = True
     default_concurrency = 8
 
     def __init__(self, rules: list[tuple[str, Reply]] | None = None,
@@ -87,3 +88,15 @@ def load_rules(path: Path, *, keep_calls: bool = True) -> ScriptedProvider:
     if not isinstance(default, str):
         raise InputError("must be a string", where=f"{where} field 'default'")
     return ScriptedProvider(rules, default, keep_calls=keep_calls)
+
+
+def validate(name: str) -> None:
+    """`scripted` takes no file; `scripted:<rules.json>` must be a readable rules file."""
+    if name:
+        load_rules(Path(name))
+
+
+def build(name: str, settings) -> ScriptedProvider:
+    if name:
+        return load_rules(Path(name), keep_calls=False)
+    return ScriptedProvider(keep_calls=False, answers_schemas=True)
