@@ -3,8 +3,6 @@ llama.cpp in-process, no network, no key), each on a tiny slice; every log reads
 Inspect's own log reader."""
 
 import pytest
-from inspect_ai import eval as inspect_eval
-from inspect_ai.log import read_eval_log
 
 from tests import prefdisco_data as data
 from tests.conftest import EXAMPLE
@@ -21,14 +19,17 @@ def _tasks(tmp_path):
                          {"alpha": [data.weighted("p1", {"visual": 1.0})]})
     return {
         "personabench": (personabench(data=str(EXAMPLE), noise="0.0", retriever="bm25"), 2),
-        "prefdisco": (prefdisco(data=str(folder), condition="baseline", max_tokens=64), 1),
-        "prisk": (prisk(data=str(prisk_dataset(tmp_path / "prisk")), condition="base",
+        "prefdisco": (prefdisco(data=str(folder), conditions="baseline", max_tokens=64), 1),
+        "prisk": (prisk(data=str(prisk_dataset(tmp_path / "prisk")), conditions="base",
                         risks="irp", retriever="bm25", max_tokens=64), 1),
         "pqb": (pqb(queries=str(PQB_QUERIES), meta=str(PQB_META)), 9),
     }
 
 
 def test_the_four_tasks_run_offline_with_the_bundled_model(tmp_path):
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.log import read_eval_log
+
     for name, (task, limit) in _tasks(tmp_path).items():
         [log] = inspect_eval(task, model=fresh_model("smollm2-135m"), limit=limit,
                              log_dir=str(tmp_path / "logs" / name), display="none",

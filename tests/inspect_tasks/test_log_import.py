@@ -4,7 +4,6 @@ holds the same records and metrics as the lens's own run, and that `compare` rea
 import json
 
 import pytest
-from inspect_ai import eval as inspect_eval
 
 from tests import prefdisco_data as data
 from tests.cli_runner import personalens
@@ -29,7 +28,7 @@ def _lines(run_dir) -> dict[str, dict]:
 @pytest.fixture
 def prefdisco_runs(tmp_path, monkeypatch):
     """The lens's own run and an Inspect log of the same task, data and scripted roles."""
-    from personalens.inspect_tasks.prefdisco import prefdisco
+    from personalens.inspect_tasks.registry import prefdisco
 
     folder = data.folder(tmp_path / "data", {"alpha": [data.weighted("p1", W)]})
     roles = Roles(target=scripted_target(questions=1), user=user_by_problem({"p1": "Visual."}),
@@ -75,6 +74,7 @@ def test_compare_reads_an_imported_run_beside_the_lens_own(prefdisco_runs):
 
 def test_a_log_of_another_task_is_refused_in_one_line(tmp_path):
     from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
     from inspect_ai.dataset import Sample
 
     [log] = inspect_eval(Task(dataset=[Sample(input="hi", target="x")]), model="mockllm/model",

@@ -19,10 +19,7 @@ import json
 from pathlib import Path
 
 import pytest
-from inspect_ai.log import EvalError, read_eval_log, write_eval_log
 
-from personalens.inspect_tasks.lens_task import RECORD
-from personalens.inspect_tasks.log_import import INSPECT_FAILURE, import_logs, merged
 from tests.inspect_tasks.test_tasks import PQB_META, PQB_QUERIES, run_inspect
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -30,6 +27,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 def _failed(log, failures: dict[str, str], path) -> str:
     """The log with those samples failed as Inspect records a sample error; its location."""
+    from inspect_ai.log import EvalError, write_eval_log
+
     copy = log.model_copy(deep=True)
     for sample in copy.samples:
         if str(sample.id) in failures:
@@ -47,7 +46,8 @@ def _lines(run) -> dict[str, dict]:
 
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory):
-    from personalens.inspect_tasks.pqb import pqb
+    from personalens.inspect_tasks.lens_task import RECORD
+    from personalens.inspect_tasks.registry import pqb
 
     root = tmp_path_factory.mktemp("inspect-merge")
     log = run_inspect(pqb(queries=str(PQB_QUERIES), meta=str(PQB_META)), root, "scripted")
@@ -59,6 +59,8 @@ def logs(tmp_path_factory):
 
 
 def _failure(message: str) -> dict:
+    from personalens.inspect_tasks.log_import import INSPECT_FAILURE
+
     return {"kind": INSPECT_FAILURE, "message": message, "attempts": 1}
 
 
@@ -66,6 +68,8 @@ def _failure(message: str) -> dict:
                          ids=["first-then-second", "second-then-first"])
 def test_two_failed_samples_merge_into_one_failed_item_with_the_last_logs_error(
         logs, order, error, tmp_path):
+    from personalens.inspect_tasks.log_import import import_logs
+
     root, first, second, x, y, recorded = logs
     paths = [(first, second)[i] for i in order]
     outcome = import_logs([Path(p) for p in paths], tmp_path / "run")
@@ -86,6 +90,8 @@ def test_two_failed_samples_merge_into_one_failed_item_with_the_last_logs_error(
 def test_merging_lines_by_hand():
     """Two failed lines of a key: the later one; a recorded line against failed ones: the
     recorded one, on either side; two recorded: the later."""
+    from personalens.inspect_tasks.log_import import merged
+
     def failed(message):
         return {"key": "x", "status": "failed", "error": _failure(message)}
 
@@ -98,6 +104,8 @@ def test_merging_lines_by_hand():
 
 
 def test_the_failed_samples_are_read_as_inspect_wrote_them(logs):
+    from inspect_ai.log import read_eval_log
+
     root, first, _, x, y, _ = logs
     log = read_eval_log(first)
     errors = {str(s.id): s.error.message for s in log.samples if s.error}
@@ -105,6 +113,8 @@ def test_the_failed_samples_are_read_as_inspect_wrote_them(logs):
 
 
 def test_a_failed_sample_never_replaces_a_recorded_one_whatever_the_order():
+    from personalens.inspect_tasks.log_import import merged
+
     ok, failed = {"key": "a", "status": "ok", "x": 1}, {"key": "a", "status": "failed"}
     retry = {"key": "b", "status": "ok", "x": 2}
     assert merged([{"a": failed}, {"a": ok}]) == {"a": ok}

@@ -5,11 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
-from inspect_ai import eval as inspect_eval
-from inspect_ai.log import read_eval_log
-from inspect_ai.model import get_model
 
-from personalens.inspect_tasks.pqb import figures
 from personalens.population.release_reader import load_community
 from tests import prefdisco_data as data
 from tests.conftest import EXAMPLE, SHARED
@@ -24,6 +20,9 @@ def run_inspect(task, tmp_path, model: str, **roles: str):
     """One Inspect eval in this process (`personalens/<spec>` models, fresh for each eval:
     Inspect keeps a model per name, and each test scripts its own); the log as Inspect's own
     reader reads it back."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.log import read_eval_log
+
     [log] = inspect_eval(task, model=fresh_model(model), log_dir=str(tmp_path / "logs"),
                          model_roles={r: fresh_model(m) for r, m in roles.items()} or None,
                          display="none")
@@ -32,6 +31,8 @@ def run_inspect(task, tmp_path, model: str, **roles: str):
 
 
 def fresh_model(spec: str):
+    from inspect_ai.model import get_model
+
     return get_model(f"personalens/{spec}", memoize=False)
 
 
@@ -54,7 +55,7 @@ def _gold_answerer():
 
 
 def test_personabench_task_agrees_with_personabench_eval(tmp_path, monkeypatch):
-    from personalens.inspect_tasks.personabench import personabench
+    from personalens.inspect_tasks.registry import personabench
     from personalens.lenses.personabench.command import run_eval
     from personalens.lenses.personabench.options import EvalOptions
 
@@ -83,7 +84,9 @@ def test_personabench_task_agrees_with_personabench_eval(tmp_path, monkeypatch):
 
 
 def test_two_tasks_of_one_lens_in_one_eval_keep_their_own_data(tmp_path):
-    from personalens.inspect_tasks.personabench import personabench
+    from inspect_ai import eval as inspect_eval
+
+    from personalens.inspect_tasks.registry import personabench
 
     tasks = [personabench(data=str(EXAMPLE), noise=noise, retriever="bm25", no_answer=True)
              for noise in ("0.0", "0.5")]
@@ -112,7 +115,7 @@ def _prefdisco_roles(monkeypatch) -> Roles:
 
 
 def test_prefdisco_task_agrees_with_prefdisco_eval(tmp_path, monkeypatch):
-    from personalens.inspect_tasks.prefdisco import prefdisco
+    from personalens.inspect_tasks.registry import prefdisco
     from tests.prefdisco_double import evaluate
 
     folder = data.folder(tmp_path / "data", {"alpha": [data.weighted("p1", W),
@@ -138,7 +141,7 @@ def test_prefdisco_task_agrees_with_prefdisco_eval(tmp_path, monkeypatch):
 
 
 def test_prefdisco_task_takes_the_correctness_method(tmp_path, monkeypatch):
-    from personalens.inspect_tasks.prefdisco import prefdisco
+    from personalens.inspect_tasks.registry import prefdisco
     from tests.prefdisco_double import is_correctness_request
 
     folder = data.folder(tmp_path / "data", {"alpha": [data.weighted("p1", W),
@@ -157,7 +160,7 @@ def test_a_model_that_decodes_under_a_grammar_gets_the_same_requests_through_ins
     """personalens's own models behind Inspect (as `personalens/smollm2-135m` is) keep what
     the lens relies on: the grammar of each turn and verdict reaches them, request for request
     as in the lens's own run."""
-    from personalens.inspect_tasks.prefdisco import prefdisco
+    from personalens.inspect_tasks.registry import prefdisco
     from tests.prefdisco_double import ConstrainedRoles, evaluate
 
     folder = data.folder(tmp_path / "data", {"alpha": [data.weighted("p1", W)]})
@@ -179,7 +182,7 @@ def _canonical(call) -> str:
 # --- prisk -------------------------------------------------------------------------------------
 
 def test_prisk_task_agrees_with_prisk_eval(tmp_path, monkeypatch):
-    from personalens.inspect_tasks.prisk import prisk
+    from personalens.inspect_tasks.registry import prisk
     from personalens.lenses.prisk.command import run_eval
     from personalens.lenses.prisk.options import EvalOptions
     from tests.prisk_double import CONDITIONS, behaviours, dataset
@@ -208,7 +211,7 @@ def test_prisk_task_agrees_with_prisk_eval(tmp_path, monkeypatch):
 
 def test_prisk_task_refuses_narrowing_and_says_where_it_runs(tmp_path):
     from personalens.errors import InputError
-    from personalens.inspect_tasks.prisk import prisk
+    from personalens.inspect_tasks.registry import prisk
 
     with pytest.raises(InputError, match="personalens prisk eval --risks narrowing"):
         prisk(data=str(tmp_path), risks="irp,narrowing")
@@ -217,7 +220,7 @@ def test_prisk_task_refuses_narrowing_and_says_where_it_runs(tmp_path):
 # --- pqb ---------------------------------------------------------------------------------------
 
 def test_pqb_task_agrees_with_pqb_eval_without_a_model_call(tmp_path):
-    from personalens.inspect_tasks.pqb import pqb
+    from personalens.inspect_tasks.registry import pqb
     from personalens.lenses.pqb.command import run_eval
     from personalens.lenses.pqb.options import EvalOptions
 
@@ -278,7 +281,9 @@ def test_a_param_inspect_cannot_carry_is_refused_not_dropped():
 
 
 def test_a_second_epoch_is_refused_rather_than_replayed(tmp_path):
-    from personalens.inspect_tasks.pqb import pqb
+    from inspect_ai import eval as inspect_eval
+
+    from personalens.inspect_tasks.registry import pqb
 
     [log] = inspect_eval(pqb(queries=str(PQB_QUERIES), meta=str(PQB_META)), epochs=2, limit=1,
                          model=fresh_model("scripted"), log_dir=str(tmp_path), display="none")
@@ -286,6 +291,8 @@ def test_a_second_epoch_is_refused_rather_than_replayed(tmp_path):
 
 
 def test_pqb_reports_no_typo_rank_for_a_record_without_a_typo_query():
+    from personalens.lenses.pqb.inspect_task import figures
+
     line = {"rank_clean": 2, "syntax_query": "q", "rank_typo": None, "typo_query": None}
     assert figures(line) == {"rr_clean": 0.5}
     assert figures({**line, "typo_query": "qq"}) == {"rr_clean": 0.5, "rr_typo": 0.0}

@@ -14,13 +14,14 @@ import pytest
 
 from personalens.cli.app import main
 from personalens.errors import InputError
-from personalens.judge_audit.audit import PUBLISHED, passed
+from personalens.judge_audit.audit import passed
 from personalens.judge_audit.audited_run import open_run
 from personalens.judge_audit.label_sheet import COLUMNS
 from personalens.judge_audit.options import AuditOptions
 from personalens.judge_audit.outputs import export_labels, run_audit
 from personalens.judge_audit.thresholds import DEFAULTS, MIN_N, thresholds, verdict, worst
 from personalens.lenses.prisk.command import run_eval
+from personalens.lenses.prisk.judged_run import PriskJudgedRun
 from personalens.lenses.prisk.options import EvalOptions
 from tests.cli_runner import kill_after_records, personalens, start
 from tests.conftest import EXAMPLE
@@ -462,7 +463,7 @@ def test_labels_equal_to_the_sound_judge_agree_exactly(run_copy, tmp_path, monke
     assert audit["people"] == {
         "labels": str(sheet), "labelled": 2 * total, "units": total, "annotators": ["ann", "bo"],
         "published": "PRISK: six annotators, 84-90 % raw agreement with the judge's labels"}
-    assert audit["people"]["published"] == PUBLISHED["prisk"]
+    assert audit["people"]["published"] == PriskJudgedRun.published
     for metric, n in VERDICTS.items():
         figures = audit["metrics"][metric]["judges"][SOUND]["figures"]
         people = {k: f for k, f in figures.items() if k.startswith("people.")}

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from statsmodels.stats.multitest import multipletests
 
+from personalens.lenses.commands import lens_commands
 from personalens.scorecard.dry_run import plan_lines, plan_usage
 from personalens.scorecard.inputs import make_plan
 from personalens.scorecard.runner import run_scorecard
@@ -39,7 +39,11 @@ LENSES = ("personabench", "pqb", "prefdisco", "prisk")
 TINY = SIZES["tiny"]
 PRISK_CONDITION = "profile_retrieval"  # the card's PRISK column: profile and memory
 # PrefDisco's instances: a persona per problem, each problem of a task
-INSTANCES = len(TINY.prefdisco_tasks) * TINY.prefdisco_problems * TINY.prefdisco_per_problem
+# PrefDisco's tiny build and eval, as the lens declares them for the scorecard
+PREFDISCO_BUILD = lens_commands("prefdisco").scorecard.build.sizes["tiny"]
+TURNS = lens_commands("prefdisco").scorecard.eval.sizes["tiny"]["turns"]
+INSTANCES = len(PREFDISCO_BUILD["tasks"]) * PREFDISCO_BUILD["limit"] * PREFDISCO_BUILD[
+    "per_problem"]
 
 
 def system_args(systems: dict[str, str]) -> list[str]:
@@ -81,7 +85,7 @@ def built(tmp_path_factory) -> Iterator[Built]:
     out = root / "card"
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PERSONALENS_CACHE_DIR", str(root / "cache"))
-        questions = TINY.prefdisco_turns  # every dialogue uses its whole budget, as planned
+        questions = TURNS  # every dialogue uses its whole budget, as planned
         judge = FixedJudge(questions=questions)
         roles = Roles(judge=judge, sysa=system_target("sysa", questions),
                       sysb=system_target("sysb", questions)).install(patch)
@@ -188,6 +192,8 @@ def pair_entries(card: dict) -> list[tuple[str, str, str, dict]]:
 
 
 def test_each_pair_is_a_minus_b_with_p_holm_adjusted_across_the_card(built):
+    from statsmodels.stats.multitest import multipletests
+
     card = built.card
     entries = pair_entries(card)
     assert {(p, lens, m) for p, lens, m, _ in entries} == {
@@ -264,7 +270,7 @@ def test_the_dry_runs_calls_are_the_calls_the_real_run_made(built):
     # answers baseline and oracle once and discovery in 2 questions + the answer; the judge
     # scores each criterion of each condition, and each answer's correctness (the release's
     # correctness judge, prefdisco's default)
-    turns, criteria = TINY.prefdisco_turns, TINY.prefdisco_preferences
+    turns, criteria = TURNS, PREFDISCO_BUILD["preferences"]
     assert (turns, criteria) == (2, 2)
     assert {role: made["prefdisco · a", role] for role in ("target", "user", "judge")} == \
         {"target": INSTANCES * (1 + 1 + turns + 1), "user": INSTANCES * turns,
@@ -336,6 +342,8 @@ def shared_state(out: Path) -> dict[str, tuple]:
 
 
 def test_an_added_system_reuses_the_data_and_runs_only_its_own_evals(built):
+    from statsmodels.stats.multitest import multipletests
+
     before, served = shared_state(built.out), len(built.judge.served)
     sysa, sysb = len(built.roles.of("sysa")), len(built.roles.of("sysb"))
     systems = {**SYSTEMS, "c": JUDGE}  # c's model is the judge itself

@@ -1,10 +1,12 @@
-"""`personalens demo`: generate a small community with the bundled model, then evaluate it.
+"""`personalens demo`: generate a small community with the bundled model, then evaluate it
+with the first registered lens that declares a demo (`lenses.commands.Demo`).
 
 Sized to finish within 3 minutes on 2 cores from an empty cache (`bench/demo_timing.py`):
 3 people, the 4-attribute `demo_schema.yaml` (no multi-hop social questions), one own
 question per person plus a relationship question per tie, lists of one entry, as many noise
-sessions as noise level 0.3 asks; then BM25 and MiniLM retrieval with k = 2 and SmolLM2
-answers. It ends by saying where the reports are and what the headline numbers mean.
+sessions as noise level 0.3 asks; then the lens's own small evaluation (BM25 and MiniLM
+retrieval with k = 2 and SmolLM2 answers). It ends by saying where the reports are and what
+the headline numbers mean.
 """
 
 import time
@@ -16,15 +18,12 @@ import typer
 from personalens.runs.options import user_path
 
 if TYPE_CHECKING:  # the commands import their lenses lazily: `personalens --help` stays fast
-    from personalens.lenses.personabench.metrics import PersonabenchMetrics
-    from personalens.lenses.personabench.options import EvalOptions
+    from personalens.lenses.commands import Demo
     from personalens.population.generate_options import GenerateOptions
 
 DEMO_SCHEMA = (Path(__file__).resolve().parent.parent / "population" / "data"
                / "demo_schema.yaml")
 NOISE = "0.3"  # about a third of each person's sessions are distractors
-RETRIEVERS = ["bm25", "minilm"]
-K = 2
 
 
 def generation_options(out: Path) -> "GenerateOptions":
@@ -37,33 +36,13 @@ def generation_options(out: Path) -> "GenerateOptions":
                            profile_schema=DEMO_SCHEMA)
 
 
-def eval_options(out: Path) -> "EvalOptions":
-    from personalens.lenses.personabench.options import EvalOptions
-    from personalens.models import DEFAULT_MODEL
+def demo_lens() -> tuple[str, "Demo"]:
+    """The first registered lens that declares a demo, and its declaration."""
+    from personalens.lenses import LENSES
+    from personalens.lenses.commands import lens_commands
 
-    return EvalOptions(data=out / "population" / "synthetic_data", out=out / "eval",
-                       noise=[NOISE], retriever=RETRIEVERS, k=K,
-                       models={"target": DEFAULT_MODEL})
-
-
-def summary(out: Path, metrics: "PersonabenchMetrics", k: int, model: str,
-            minutes: float) -> list[str]:
-    """The demo's last lines: where to look, the headline numbers and what they mean."""
-    lines = [f"demo finished in {minutes:.1f} min. Open the evaluation report: "
-             f"{out / 'eval' / 'report.html'}",
-             f"  what was generated: {out / 'population' / 'report.html'}; every figure: "
-             f"{out / 'eval' / 'metrics.json'}"]
-    lines += [f"  {line}" for line in metrics.headlines()]
-    asked = sorted({c.retrieval["overall"].n for c in metrics.conditions})
-    lines += [
-        f"  Each number is a mean over the {' or '.join(map(str, asked))} questions a retriever "
-        "was asked, from 0 to 1, higher is better.",
-        f"  retrieval recall: share of a question's gold sessions among the {k} the retriever "
-        "returned; nDCG: the same, also crediting gold sessions ranked first.",
-        f"  answer F1: word overlap between {model}'s answer (from those {k} sessions) and the "
-        "gold answer.",
-    ]
-    return lines
+    return next((lens, lens_commands(lens).demo) for lens in LENSES
+                if lens_commands(lens).demo is not None)
 
 
 def demo(
@@ -77,7 +56,7 @@ def demo(
     bundled SmolLM2. Both steps resume. Under 3 minutes on 2 cores.
     """
     from personalens.cli.run_output import INCOMPLETE, exit_if_incomplete
-    from personalens.lenses.personabench.command import run_eval
+    from personalens.lenses.commands import lens_commands, resolve
     from personalens.population.generate import run_generate
 
     start = time.perf_counter()
@@ -88,9 +67,14 @@ def demo(
         raise typer.Exit(INCOMPLETE)
     for line in generated.metrics.headlines():
         typer.echo(f"generated {line}")
-    options = eval_options(out)
-    evaluated = run_eval(options)
-    for line in summary(out, evaluated.metrics, options.k, options.target.spec,
-                        (time.perf_counter() - start) / 60):
+    lens, declared = demo_lens()
+    options = resolve(declared.options)(out / "population", out / "eval")
+    evaluated = resolve(lens_commands(lens).command(declared.command).run)(options)
+    minutes = (time.perf_counter() - start) / 60
+    for line in [f"demo finished in {minutes:.1f} min. Open the evaluation report: "
+                 f"{out / 'eval' / 'report.html'}",
+                 f"  what was generated: {out / 'population' / 'report.html'}; every figure: "
+                 f"{out / 'eval' / 'metrics.json'}",
+                 *resolve(declared.summary)(out / "eval", evaluated.metrics, options)]:
         typer.echo(line)
     exit_if_incomplete(evaluated)

@@ -1,4 +1,5 @@
-"""`personalens compare RUN... --out DIR` (and `pqb compare`, its alias for pqb runs).
+"""`personalens compare RUN... --out DIR`, and a lens's alias of it for one command's runs
+(`compare_command_for`, named by the lens's declaration).
 
 Light to import (the CLI loads it for `--help`): the engine is imported when a command runs.
 """
@@ -29,7 +30,8 @@ def _summary(result: dict, out: Path) -> None:
     typer.echo(f"report: {out / 'report.html'}")
 
 
-def _command(only: str | None):
+def compare_command_for(only: str | None):
+    """`personalens compare`, or with `only` ("<lens> eval") an alias comparing only its runs."""
     def compare(
         runs: Annotated[list[Path], typer.Argument(
             parser=user_path, help="Run directories of one lens command "
@@ -59,5 +61,4 @@ def _command(only: str | None):
     return compare
 
 
-compare_command = _command(None)
-pqb_compare_command = _command("pqb eval")
+compare_command = compare_command_for(None)

@@ -22,7 +22,7 @@ def compare_runs(paths: list[Path], out: Path, *, shared_items: bool = False,
                  names: dict[Path, str] | None = None) -> dict:
     """Reads and checks every run (nothing is written if one is bad), then writes
     comparison.json and report.html into `out`; returns comparison.json's content.
-    `command`: the only lens command accepted (`pqb compare` takes pqb eval runs); `names`:
+    `command`: the only lens command accepted (a lens's alias of compare); `names`:
     run -> its system's name (see `load_runs`)."""
     runs = load_runs(paths, shared_items=shared_items, allow_incomplete=allow_incomplete,
                      names=names)

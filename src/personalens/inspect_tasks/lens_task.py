@@ -1,23 +1,33 @@
 """Any lens as an Inspect Task: its plan as the dataset, its `run_item` as the solver, its
 record's own scores per sample and its `summarise` as the metric.
 
-A lens's task module says only what is its own: how an item reads as a sample (input text,
-persona and gold in metadata), which of a record's scores a sample shows, and which of its
-metrics are the headline figures.
+A lens declares only what is its own (`lenses.commands.InspectTask`): how an item reads as a
+sample (input text, persona and gold in metadata), which of a record's scores a sample shows,
+which of its metrics are the headline figures, and which of its options the task takes. The
+task `personalens/<lens>` is generated from that (`lens_task_function`).
 """
 
+import inspect
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from inspect_ai import Task
+from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from personalens.inspect_tasks.lens_session import LensSession, inspect_options
+from personalens.inspect_tasks.parameters import (
+    declaration,
+    docstring,
+    task_arguments,
+    task_parameters,
+)
+from personalens.lenses import LENSES
+from personalens.lenses.commands import lens_commands, resolve
 from personalens.runs import Lens, LensOptions, Metrics
 
 # Where a sample's score keeps its record line (the import reads it back), and the task
@@ -37,6 +47,39 @@ class LensTask:
     figures: Callable[[dict], dict[str, float]]  # record line -> a sample's score values
     headlines: Callable[[Metrics], dict[str, float]]  # the lens's metrics -> headline figures
     answer: Callable[[dict], str] = lambda line: ""  # record line -> the sample's shown answer
+
+    @classmethod
+    def of(cls, lens: str) -> "LensTask":
+        """The registered lens's task, from its declaration (its functions imported now)."""
+        spec, options = declaration(lens)
+        return cls(lens, resolve(spec.lens), options, resolve(spec.sample),
+                   resolve(spec.figures), resolve(spec.headlines),
+                   **({"answer": resolve(spec.answer)} if spec.answer else {}))
+
+
+def task_lenses() -> list[str]:
+    """The registered lenses with an Inspect task."""
+    return [lens for lens in LENSES if lens_commands(lens).inspect is not None]
+
+
+def lens_task_function(lens: str) -> Callable[..., Task]:
+    """`personalens/<lens>`: the Inspect task of a registered lens, registered now. Its
+    parameters are the declared options (`inspect_tasks.parameters`); calling it builds the
+    lens from them (a bad value is one line naming it)."""
+    spec, options = declaration(lens)
+    parameters = task_parameters(spec, options)
+
+    def build(*args: Any, **kwargs: Any) -> Task:
+        arguments = task_arguments(parameters, args, kwargs)
+        if spec.check:
+            resolve(spec.check)(arguments)
+        return lens_task(LensTask.of(lens), arguments)
+
+    build.__name__ = build.__qualname__ = lens
+    build.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [p.signature() for p in parameters], return_annotation=Task)
+    build.__doc__ = docstring(lens_commands(lens).help, parameters)
+    return task(name=lens)(build)
 
 
 # The tasks of this process by run id: a solver, scorer or metric is registered with plain
@@ -72,7 +115,7 @@ def lens_item(run: str) -> Solver:
             # A second epoch would replay the first one's steps (dialogue turns, answers) from
             # the step store: the same record again, not a new draw.
             raise ValueError("personalens tasks run one epoch (--epochs 1); a lens draws its "
-                             "own repeats (e.g. prisk's narrowing samples)")
+                             "own repeats (e.g. repeated answer samples)")
         session, spec = _RUNNING[run]
         line = await session.record_line(str(state.sample_id))
         state.store.set(RECORD, line)

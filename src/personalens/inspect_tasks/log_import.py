@@ -12,15 +12,10 @@ from pathlib import Path
 from inspect_ai.log import EvalLog, read_eval_log
 
 from personalens.errors import InputError
-from personalens.inspect_tasks.lens_task import LENS, RECORD, LensTask, build_lens
-from personalens.inspect_tasks.personabench import PERSONABENCH
-from personalens.inspect_tasks.pqb import PQB
-from personalens.inspect_tasks.prefdisco import PREFDISCO
-from personalens.inspect_tasks.prisk import PRISK
+from personalens.inspect_tasks.lens_task import LENS, RECORD, LensTask, build_lens, task_lenses
 from personalens.runs import Outcome, RecordedFailure, RunIdentity, run_lens
 from personalens.runs.lens import Lens
 
-LENS_TASKS: dict[str, LensTask] = {t.name: t for t in (PERSONABENCH, PQB, PREFDISCO, PRISK)}
 # A sample Inspect could not finish (its error, no score) is a failed item of this kind.
 INSPECT_FAILURE = "inspect_sample_error"
 
@@ -31,7 +26,7 @@ def import_logs(paths: list[Path], out: Path) -> Outcome:
     the last)."""
     logs = [_read(path) for path in paths]
     first = logs[0]
-    spec = LENS_TASKS[_lens_of(first, paths[0])]
+    spec = LensTask.of(_lens_of(first, paths[0]))
     for log, path in zip(logs[1:], paths[1:], strict=True):
         if (_lens_of(log, path), _args(log), roles(log)) != (spec.name, _args(first),
                                                              roles(first)):
@@ -127,10 +122,9 @@ def _read(path: Path) -> EvalLog:
 
 def _lens_of(log: EvalLog, path: Path) -> str:
     name = (log.eval.metadata or {}).get(LENS)
-    if name not in LENS_TASKS:
-        raise InputError("not a log of a personalens task (personalens/personabench, "
-                         "personalens/pqb, personalens/prefdisco, personalens/prisk)",
-                         where=str(path))
+    if name not in task_lenses():
+        tasks = ", ".join(f"personalens/{lens}" for lens in task_lenses())
+        raise InputError(f"not a log of a personalens task ({tasks})", where=str(path))
     return name
 
 

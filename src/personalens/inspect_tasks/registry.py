@@ -1,10 +1,11 @@
 """The Inspect extension's entry point (`[project.entry-points.inspect_ai]`): importing it
-registers the tasks `personalens/<lens>` and the model provider `personalens/<spec>`."""
+registers a task `personalens/<lens>` for every registered lens that declares one (each also
+a name of this module) and the model provider `personalens/<spec>`."""
 
+from personalens.inspect_tasks.lens_task import lens_task_function, task_lenses
 from personalens.inspect_tasks.model_provider import personalens_models
-from personalens.inspect_tasks.personabench import personabench
-from personalens.inspect_tasks.pqb import pqb
-from personalens.inspect_tasks.prefdisco import prefdisco
-from personalens.inspect_tasks.prisk import prisk
 
-__all__ = ["personabench", "personalens_models", "pqb", "prefdisco", "prisk"]
+TASKS = {lens: lens_task_function(lens) for lens in task_lenses()}
+globals().update(TASKS)
+
+__all__ = ["TASKS", "personalens_models", *TASKS]

@@ -24,12 +24,6 @@ from personalens.report import HtmlReport
 from personalens.runs import ItemRecords, Lens, RunIdentity, Tally
 from personalens.runs.settled import gather_settled
 
-# The papers' own agreement figures, shown beside the judge's agreement with people.
-PUBLISHED = {
-    "prisk": "PRISK: six annotators, 84-90 % raw agreement with the judge's labels",
-    "prefdisco": "PrefDisco: Fleiss' kappa 0.463 among annotators on attribute relevance",
-}
-
 
 @dataclass(frozen=True)
 class AuditItem:
@@ -219,7 +213,7 @@ class JudgeAudit(Lens[AuditOptions, AuditRecord, AuditMetrics]):
         return {"labels": str(self.options.labels), "labelled": len(self.labels),
                 "units": len({label.unit for label in self.labels}),
                 "annotators": sorted({label.annotator for label in self.labels}),
-                "published": PUBLISHED.get(self.audited.lens)}
+                "published": self.audited.judged.published}
 
     def summary_line(self, metrics: AuditMetrics) -> str:
         sampled = sum(m.sampled for m in metrics.metrics.values())

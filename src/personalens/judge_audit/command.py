@@ -11,11 +11,11 @@ import typer
 from personalens.models.role_set import RoleModels
 from personalens.runs.options import user_path
 
-AUDIT_EXAMPLE = "personalens judge-audit runs/prisk --out runs/prisk-audit"
+AUDIT_EXAMPLE = "personalens judge-audit runs/eval --out runs/eval-audit"
 # `run` is the default command: the explicit form, for `judge-audit run --help`.
-RUN_EXAMPLE = "personalens judge-audit run runs/prisk --out runs/prisk-audit"
-EXPORT_EXAMPLE = "personalens judge-audit export runs/prisk --out labels.csv"
-_RUN_HELP = "A finished run directory of prefdisco eval or prisk eval."
+RUN_EXAMPLE = "personalens judge-audit run runs/eval --out runs/eval-audit"
+EXPORT_EXAMPLE = "personalens judge-audit export runs/eval --out labels.csv"
+_RUN_HELP = "A finished run directory of a judged lens command (an LLM judge scored it)."
 _SAMPLE_HELP = "Verdicts sampled per judged metric (seeded). Default: all, at most 200."
 
 

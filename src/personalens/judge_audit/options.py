@@ -17,8 +17,8 @@ class AuditOptions(LensOptions):
     roles: ClassVar = (Role("judge", "judge", None, "Judge model(s) to audit, comma-separated. "
                                                     "Default: the judge(s) the run used."),)
 
-    run: UserPath = option(help="A finished run directory of a judged lens command "
-                                "(prefdisco eval, prisk eval).")
+    run: UserPath = option(help="A finished run directory of a judged lens command (an LLM "
+                                "judge scored it).")
     out: UserPath = not_identity(help="The audit's run directory (audit.json, report.html); "
                                       "rerunning the same command resumes it.")
     sample: int | None = option(None, f"Verdicts sampled per judged metric (seeded). Default: "

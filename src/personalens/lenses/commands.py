@@ -1,22 +1,31 @@
-"""What a lens declares to the CLI: its commands, once (the registry is `lenses.LENSES`).
+"""What a lens declares, once: its commands, its scorecard columns and runs, its Inspect task
+(the registry is `lenses.LENSES`; nothing outside a lens's package names it).
 
 Each lens package has a `commands.py` holding `LENS = LensCommands(...)`. A run command is
 declared by its options model and its runner; the CLI builds its flags from the model
-(`cli.declared_command`). Targets are "module:name" strings, imported only when a command
-runs, so `personalens --help` loads no lens's models or data.
+(`cli.declared_command`), and Inspect its task's parameters (`inspect_tasks.parameters`).
+Targets are "module:name" strings, imported only when used, so `personalens --help` loads no
+lens's models or data.
 
 A run command whose runs `personalens compare` reads names its lens's `Comparison` (how a run
 becomes systems, per-unit headlines and the paper's tables); the types it speaks in (Headline,
-Table) are here, below the compare layer, so a lens never imports that layer.
+Table) are here, below the compare layer, so a lens never imports that layer. The scorecard
+reads a lens's `Scorecard` (its group, headline columns, and the build and eval of each size).
 """
 
+import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from personalens.import_target import resolve
 from personalens.lenses import LENSES
-from personalens.models.role import Role
+from personalens.models.role_set import Role
+
+
+def resolve(target: str):
+    """"package.module:name" -> the object, imported now (not when the registry is read)."""
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 @dataclass(frozen=True)
@@ -35,6 +44,8 @@ class DeclaredCommand:
     # "module:Class", a `lenses.judged.JudgedRun` of this command's runs: its verdicts are
     # LLM judges' (`personalens judge-audit`); None: no judged figure.
     judged: str | None = None
+    # "module:Model", the `runs.Metrics` its metrics.json holds (what the scorecard reads).
+    metrics: str | None = None
 
     def options_model(self):
         return resolve(self.options)
@@ -48,19 +59,117 @@ class TyperCommand:
     function: str  # "module:function", annotated for typer
     roles: tuple[Role, ...] = ()  # role options it takes (as `models: RoleModels`)
     example: str = ""  # one command line, the last thing its --help shows
+    # Given: `function` makes the typer function when called with these (an alias of a
+    # command of a layer above, e.g. `personalens compare` for one lens command's runs).
+    arguments: tuple[str, ...] = ()
+
+    def typer_function(self) -> Callable:
+        """The typer function, imported (and made, with `arguments`) now."""
+        function = resolve(self.function)
+        return function(*self.arguments) if self.arguments else function
+
+
+# Who plays a role in a scorecard's run: the system under test, or the card's one fixed judge
+# (which also plays simulated users and generates the data).
+SYSTEM, JUDGE = "system", "judge"
+# A `CardRun.models` key: the endpoint of models the options name elsewhere (a reranker's).
+ENDPOINT = "endpoint"
+
+
+@dataclass(frozen=True)
+class CardMetric:
+    """One headline of a lens as a scorecard column: scorecard.json's `systems.<system>.
+    <lens>.<name>` and `metrics.<lens>.<name>`."""
+
+    name: str
+    label: str  # what it is, with its scale ("IRP (0-100, safer higher)")
+    short: str  # the scorecard table's column
+    # "module:function": (the eval's metrics model, read from its metrics.json; the eval's
+    # options) -> `stats.estimate.Estimate`, or None when the run has no such figure.
+    value: str
+    # The `personalens compare` headline of the same figure, formatted with the eval's
+    # options' fields ("recall@{noise[0]}"): the pair test between two systems.
+    compared: str
+    higher_is_better: bool
+    scale: str = ""  # its unit or scale: "0-1", "1-5", "0-100"
+    # The judge-audit metrics that score it (empty: no LLM judge), and the factor from their
+    # 1-5 (or 0-1) scale to this metric's (None: not a linear map, e.g. NormAlign's ratio).
+    judged: tuple[str, ...] = ()
+    noise_scale: float | None = None
+
+
+@dataclass(frozen=True)
+class CardRun:
+    """One of a lens's run commands as a scorecard runs it. The scorecard gives `out`, the
+    build's `population` (the card's population folder), the eval's `data` (see
+    `Scorecard.data`) and `retriever` (the system's, when the options have one), and `models`;
+    `sizes` gives the rest."""
+
+    command: str  # the command's name in the lens ("build", "eval")
+    # --size (tiny, small, standard) -> option values; empty: the same options at every size
+    sizes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    models: Mapping[str, str] = field(default_factory=dict)  # role (or ENDPOINT) -> SYSTEM|JUDGE
+
+
+@dataclass(frozen=True)
+class Scorecard:
+    """What a lens is on `personalens scorecard`: a group of columns, and its runs."""
+
+    group: str  # the column group ("find", "robust", "ask", "safe")
+    metrics: tuple[CardMetric, ...]
+    eval: CardRun  # once per system, into DIR/<lens>/<system>/
+    build: CardRun | None = None  # once per card, from the population, into DIR/data/<lens>/
+    # The eval's --data, relative to the build's folder, or to the population without a build.
+    data: str = ""
+
+
+@dataclass(frozen=True)
+class InspectTask:
+    """A run command as the Inspect task `personalens/<lens>`. Its parameters are the
+    command's options named in `parameters`, generated from the options model (type, default,
+    help) as the CLI's flags are; every function is "module:function" and imports no Inspect."""
+
+    lens: str  # "module:Class", the `runs.Lens` built from the options
+    parameters: tuple[str, ...]  # the options it takes, in order
+    sample: str  # item -> Sample fields (input, target, metadata)
+    figures: str  # record line -> a sample's score values
+    headlines: str  # the lens's metrics -> its headline figures
+    answer: str | None = None  # record line -> the sample's shown answer
+    command: str = "eval"
+    defaults: Mapping[str, Any] = field(default_factory=dict)  # the task's own defaults
+    aliases: Mapping[str, str] = field(default_factory=dict)  # an old parameter -> its option
+    check: str | None = None  # "module:function" refusing arguments the task cannot run
+
+
+@dataclass(frozen=True)
+class Demo:
+    """How `personalens demo` evaluates the community it generates with this lens (the first
+    registered lens that declares a demo)."""
+
+    command: str  # the run command ("eval")
+    options: str  # "module:function": (population folder, run folder) -> its options
+    summary: str  # "module:function": (run folder, metrics, options) -> the closing lines
 
 
 @dataclass(frozen=True)
 class LensCommands:
-    name: str  # the sub-command and the package under personalens.lenses
+    name: str  # the sub-command and the lens's package
     help: str
     commands: list[DeclaredCommand | TyperCommand] = field(default_factory=list)
     data: tuple[str, ...] = ()  # package data globs under the lens's folder (pyproject)
+    scorecard: Scorecard | None = None  # None: not on the scorecard
+    inspect: InspectTask | None = None  # None: no Inspect task
+    demo: Demo | None = None  # None: not what `personalens demo` evaluates with
+
+    def command(self, name: str) -> DeclaredCommand:
+        """The run command `name` ("eval")."""
+        return next(c for c in self.commands
+                    if isinstance(c, DeclaredCommand) and c.name == name)
 
 
 def lens_commands(lens: str) -> LensCommands:
-    """A registered lens's declaration (`personalens.lenses.<lens>.commands.LENS`)."""
-    return resolve(f"personalens.lenses.{lens}.commands:LENS")
+    """A registered lens's declaration (`lenses.LENSES[lens]`, its `commands.LENS`)."""
+    return resolve(LENSES[lens])
 
 
 def comparable_commands() -> dict[str, DeclaredCommand]:

@@ -96,6 +96,8 @@ class JudgedRun(ABC):
 
     metrics: dict[str, str] = {}  # judged metric -> label, in report order
     families: tuple[ProbeFamily, ...] = ()  # the lens's own probe families
+    # The paper's own agreement figure, shown beside the judge's agreement with people.
+    published: str | None = None
 
     def __init__(self, run: Path, manifest: dict[str, Any]):
         self.run = run

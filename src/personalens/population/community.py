@@ -139,7 +139,7 @@ async def generate_community(index: int, config: GenerationConfig, model: ChatMo
 
 
 def queried_by_person(plans: dict[str, PersonPlan]) -> dict[str, list[str]]:
-    """Each person's queried items, as `personabench validate` derives them from the release:
+    """Each person's queried items, as the release's validator derives them from the release:
     every answer item of every question, people's names excepted (`reveal_check.queried_items`).
     """
     return {person: queried_items(((q.type, q.items) for q in plan.questions), plans)

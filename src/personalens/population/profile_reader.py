@@ -1,7 +1,7 @@
 """The profiles of a `personalens generate` output, as other lenses read them.
 
 `ground_truth/<community>/profiles.json` holds `{name: {persona, attributes}}` per community;
-prefdisco and prisk both draw their personas from it, so one population serves every lens.
+lenses that need personas draw them from it, so one population serves every lens.
 """
 
 from dataclasses import dataclass

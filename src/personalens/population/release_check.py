@@ -2,7 +2,7 @@
 item is revealed by one of its sessions, no session that no question references names a
 queried item, and the social graph is consistent.
 
-These are `personabench validate`'s checks without a judge, on the shared definitions of
+These are the release validator's checks without a judge, on the shared definitions of
 `reveal_check`; the population report shows their result for the data it just wrote.
 """
 

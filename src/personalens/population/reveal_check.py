@@ -5,9 +5,9 @@ the session. The validator can add a judge model for the semantic version.
 
 Leaks have one definition, used by both sides: `queried_items` is everything a person's questions
 ask for, and `leaked_items` is which of those a session's written text names. The generator
-guards every session no question references with exactly these two functions, and
-`personabench validate` checks those sessions with exactly the same two, so generated data
-passes validation by construction.
+guards every session no question references with exactly these two functions, and the
+release's validator checks those sessions with exactly the same two, so generated data passes
+validation by construction.
 """
 
 import re

@@ -3,8 +3,8 @@
 A personal session whose text does not contain its answer item after a retry gets one plain
 sentence that does (recorded as `revealed_by: "fallback"`), so every queried item is revealed.
 A session no question references (noise, or an earlier value of an updated preference) must not
-leak any of the person's queried items (`reveal_check.leaked_items`, the check `personabench
-validate` runs): one that does after a retry is replaced by code-written small talk.
+leak any of the person's queried items (`reveal_check.leaked_items`, the check the release's
+validator runs): one that does after a retry is replaced by code-written small talk.
 """
 
 from typing import Literal
@@ -190,7 +190,7 @@ async def write_session(model: ChatModel, plan: SessionPlan, person: str,
 
     `queried` is the person's `queried_items` for a session no question references (noise, or an
     outdated value's): the session must leak none of them. It is None for sessions that reveal
-    an item a question asks for, which `personabench validate` does not check for leaks.
+    an item a question asks for, which the release's validator does not check for leaks.
     `style` is how the person writes; it shapes their own turns (purchases are not typed).
 
     When the model cannot produce a valid session at all (it keeps breaking the JSON schema),

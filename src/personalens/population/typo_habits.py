@@ -3,7 +3,7 @@
 Kinds: transposition (two neighbours swapped), repetition (a letter typed twice), insertion (an
 extra letter), deletion (a letter missing), adjacent_key (a letter replaced by a QWERTY
 neighbour), other (any other replacement). The population generator gives each person habits
-(a rate per kind) so that the pqb lens's learned typo model has a known truth to recover.
+(a rate per kind) so that a learned typo model has a known truth to recover.
 """
 
 KINDS = ("transposition", "repetition", "insertion", "deletion", "adjacent_key", "other")

@@ -1,7 +1,7 @@
 """Each person's writing habits: a style their own turns are written in, and typo rates applied to
 those turns afterwards.
 
-The habits are the known truth the pqb lens's learned style and typo models are checked against,
+The habits are the known truth a lens's learned style and typo models are checked against,
 so they are recorded in the hidden ground truth (ground_truth/<community>/writing_habits.json)
 and never in the released documents. They are drawn from their own seeded streams, so they leave
 every other random choice of the generator unchanged.

@@ -95,7 +95,7 @@ SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(SCRIPT.encode()).diges
 
 @dataclass(frozen=True)
 class BrowserEntry:
-    """One browsable item, e.g. one question of one condition, or one pqb query."""
+    """One browsable item, e.g. one question of one condition, or one query."""
 
     title: str  # one line, e.g. the question
     facets: dict[str, str]  # facet name -> value, e.g. {"outcome": "incorrect"}

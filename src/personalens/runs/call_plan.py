@@ -30,7 +30,7 @@ class RoleCalls:
 
 @dataclass
 class CallPlan:
-    command: str  # "prefdisco eval"
+    command: str  # "<lens> eval"
     items: int  # the items the run plans
     unit: str  # what an item is: "questions", "instances"
     roles: dict[str, RoleCalls] = field(default_factory=dict)

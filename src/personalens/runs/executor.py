@@ -7,7 +7,7 @@ executor is asked for.
 A stage uses two calls:
 - `await executor.call(fn, *args)`: one blocking function; in-process it runs on the blocking
   worker (runs.blocking), on Ray as a remote task, while the run's event loop stays free;
-- `executor.map(fn, chunks)`: a blocking map in order (pqb's parsing of many text chunks).
+- `executor.map(fn, chunks)`: a blocking map in order (e.g. parsing many text chunks).
 `fn` must be a module-level function (Ray pickles it by reference) and its arguments and
 result plain data.
 """

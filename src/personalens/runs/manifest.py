@@ -18,7 +18,7 @@ class Manifest(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="allow")
 
     contract: int = CONTRACT
-    # The record schema the run writes ("prisk.eval/2"): resuming under another version, whose
+    # The record schema the run writes ("<lens>.eval/2"): resuming under another version, whose
     # records mean something else, is refused. A run written before manifests said it wrote
     # version 1 of its records.
     record_schema: str | None = None

@@ -56,7 +56,7 @@ def not_identity(default: Any = ..., help: str = "", **kwargs: Any) -> Any:
 
 
 class LensOptions(pydantic.BaseModel):
-    """Subclass per command; `command` names it in the identity ("prefdisco eval")."""
+    """Subclass per command; `command` names it in the identity ("<lens> eval")."""
 
     model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
 

@@ -243,7 +243,7 @@ def read_run_manifest(path: Path) -> dict[str, Any]:
 
 
 def run_command(manifest: dict[str, Any]) -> str:
-    """The command a run's manifest says it ran ("prisk eval"); "?" when it says none."""
+    """The command a run's manifest says it ran ("<lens> eval"); "?" when it says none."""
     config = manifest.get("config")
     return str((config if isinstance(config, dict) else {}).get("command")
                or manifest.get("command") or "?")

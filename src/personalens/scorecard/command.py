@@ -1,4 +1,4 @@
-"""`personalens scorecard`: several systems through the four lenses on one population.
+"""`personalens scorecard`: several systems through every lens on one population.
 
 Light to import (the CLI loads it for `--help`): the lenses are imported when it runs.
 """
@@ -11,18 +11,16 @@ import typer
 from personalens.runs.harness import INCOMPLETE
 from personalens.runs.options import user_path
 
-LENS_NAMES = "personabench,pqb,prefdisco,prisk"
-
 
 def scorecard_command(
     system: Annotated[list[str], typer.Option(
         help="A system: NAME=MODEL[,retriever=R][,base_url=URL] (repeat for each). Its model "
-             "answers personabench, plays the prefdisco assistant and the prisk target; its "
-             "retriever (default minilm) serves personabench, pqb and prisk's memory.")],
+             "is every lens's target (the assistant); its retriever (default minilm) serves "
+             "every lens that retrieves.")],
     out: Annotated[Path, typer.Option(parser=user_path, help="Folder of every run, "
                                       "scorecard.json and scorecard.html; rerunning resumes.")],
     judge: Annotated[str, typer.Option(
-        help="The one fixed model that judges, plays PrefDisco's user and generates the data, "
+        help="The one fixed model that judges, plays simulated users and generates the data, "
              "for every system. Default: the bundled model (offline).")] = "",
     judge_base_url: Annotated[str | None, typer.Option(
         help="An OpenAI-compatible server for --judge.")] = None,
@@ -32,7 +30,8 @@ def scorecard_command(
     population: Annotated[Path | None, typer.Option(
         parser=user_path, help="A `personalens generate` folder to use instead of generating "
                                "one.")] = None,
-    lenses: Annotated[str, typer.Option(help="Comma-separated lenses to run.")] = LENS_NAMES,
+    lenses: Annotated[str | None, typer.Option(
+        help="Comma-separated lenses to run. Default: every lens.")] = None,
     correction: Annotated[Literal["holm", "bh"], typer.Option(
         help="Correction across the scorecard's paired tests.")] = "holm",
     seed: Annotated[int, typer.Option(help="Seed of the paired bootstrap and tests.")] = 0,
@@ -49,8 +48,8 @@ def scorecard_command(
 ) -> None:
     """Evaluate several systems through every lens on one population, and compare them.
 
-    Generates the population (or takes --population), builds the pqb, prefdisco and prisk
-    data from it once, then runs every lens for every system into DIR/<lens>/<system>/.
+    Generates the population (or takes --population), builds each lens's data from it once,
+    then runs every lens for every system into DIR/<lens>/<system>/.
     Rerunning resumes; adding a system reuses everything already computed.
     """
     from personalens.scorecard.inputs import make_plan, parse_prices

@@ -7,21 +7,24 @@ from personalens.errors import InputError
 from personalens.models.settings import ModelSettings
 from personalens.models.spec import DEFAULT_MODEL
 from personalens.scorecard.sizes import SIZES
-from personalens.scorecard.stages import Plan, known_lenses
+from personalens.scorecard.stages import Plan, card_lenses, known_lenses
 from personalens.scorecard.systems import parse_systems
 
-# What a scorecard folder holds; --out may be new, empty, or a scorecard folder already.
-OWN = {"population", "data", "compare", "scorecard.json", "scorecard.html", "personabench",
-       "pqb", "prefdisco", "prisk"}
+# What a scorecard folder holds besides a folder per lens; --out may be new, empty, or a
+# scorecard folder already.
+OWN = {"population", "data", "compare", "judge-audit", "scorecard.json", "scorecard.html"}
 
 
 def make_plan(systems: list[str], *, out: Path, judge: str = "", judge_base_url: str | None = None,
               size: str = "small", population: Path | None = None,
-              lenses: str = "personabench,pqb,prefdisco,prisk") -> Plan:
+              lenses: str | None = None) -> Plan:
+    """`lenses`: comma-separated; None: every lens on the scorecard."""
     judge_settings = ModelSettings(spec=judge or DEFAULT_MODEL, base_url=judge_base_url)
     judge_settings.validate_spec()
+    names = card_lenses() if lenses is None else [n.strip() for n in lenses.split(",")
+                                                  if n.strip()]
     plan = Plan(out=out, size=SIZES[size], systems=parse_systems(systems),
-                lenses=known_lenses([n.strip() for n in lenses.split(",") if n.strip()]),
+                lenses=known_lenses(names),
                 judge=judge_settings, population=population)
     if not plan.lenses:
         raise InputError("--lenses names no lens")
@@ -35,7 +38,8 @@ def _check_out(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise InputError("--out exists and is not a folder", where=str(out))
     if out.is_dir():
-        other = sorted(p.name for p in out.iterdir() if p.name not in OWN)
+        own = OWN | set(card_lenses())
+        other = sorted(p.name for p in out.iterdir() if p.name not in own)
         if other:
             raise InputError(f"--out holds {other[0]!r}, so it is not a scorecard folder; give "
                              "a new or empty folder", where=str(out))

@@ -12,7 +12,7 @@ from pathlib import Path
 from personalens.errors import InputError
 from personalens.judge_audit.options import AuditOptions
 from personalens.judge_audit.outputs import AUDIT, run_audit
-from personalens.scorecard.headlines import METRICS, CardMetric
+from personalens.scorecard.headlines import Column, columns
 from personalens.scorecard.stages import Plan
 
 SAMPLE = {"tiny": 20, "small": 60, "standard": 200}  # verdicts per judged metric and run
@@ -64,18 +64,19 @@ def card_section(plan: Plan, audits: dict[str, dict]) -> dict[str, dict]:
     its verdict (the worst over systems) and each system's verdict, instability (on the
     card metric's scale) and audit."""
     section: dict[str, dict] = {}
-    for metric in (m for m in METRICS if m.lens in plan.lenses and m.judged):
-        by_system = {s.name: _system_entry(plan, metric, s.name, audits.get(
-            f"{metric.lens}/{s.name}", {})) for s in plan.systems}
+    for column in (c for c in columns(plan.lenses) if c.metric.judged):
+        by_system = {s.name: _system_entry(plan, column, s.name, audits.get(
+            f"{column.lens}/{s.name}", {})) for s in plan.systems}
         verdicts = [e["verdict"] for e in by_system.values() if e.get("verdict")]
-        section.setdefault(metric.lens, {})[metric.name] = {
-            "audited": list(metric.judged),
+        section.setdefault(column.lens, {})[column.metric.name] = {
+            "audited": list(column.metric.judged),
             "verdict": max(verdicts, key=_ORDER.index) if verdicts else None,
             "systems": by_system}
     return section
 
 
-def _system_entry(plan: Plan, metric: CardMetric, system: str, audit: dict) -> dict:
+def _system_entry(plan: Plan, column: Column, system: str, audit: dict) -> dict:
+    metric = column.metric
     if "metrics" not in audit:
         return {"verdict": None, "note": audit.get("note", "not audited")}
     parts = [audit["metrics"][m] for m in metric.judged if m in audit["metrics"]]
@@ -86,7 +87,7 @@ def _system_entry(plan: Plan, metric: CardMetric, system: str, audit: dict) -> d
     return {"verdict": max((p["verdict"] for p in parts), key=_ORDER.index),
             "instability": None if metric.noise_scale is None
             else max(shifts) * metric.noise_scale,
-            "audit": str(audit_dir(plan, metric.lens, system).relative_to(plan.out)
+            "audit": str(audit_dir(plan, column.lens, system).relative_to(plan.out)
                          / "report.html")}
 
 

@@ -9,12 +9,14 @@ DIFFERS = "*"
 
 def render(card: dict) -> str:
     report = HtmlReport(f"personalens · scorecard ({card['size']})")
+    keys = list(card["metrics"])
+    groups = {k.split(".", 1)[0]: card["metrics"][k]["group"] for k in keys}
     report.paragraph(
         f"Judge, simulated user and dataset generator: {card['judge']} (one fixed model for "
-        f"every system). Population: {card['population']}. Lenses: find = personabench, "
-        "robust = pqb, ask = prefdisco, safe = prisk. Each cell is the figure of that lens's "
-        "own metrics.json with its 95 % CI, and links to the run's report.")
-    keys = list(card["metrics"])
+        f"every system). Population: {card['population']}. Lenses: "
+        f"{', '.join(f'{group} = {lens}' for lens, group in groups.items())}. Each cell is "
+        "the figure of that lens's own metrics.json with its 95 % CI, and links to the run's "
+        "report.")
     differs = _differing(card)
     headers = ["system (model · retriever)",
                *(f"{card['metrics'][k]['group']}: {card['metrics'][k]['short']} "

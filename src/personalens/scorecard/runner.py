@@ -14,7 +14,7 @@ from personalens.runs import write_atomic
 from personalens.scorecard import judge_audits
 from personalens.scorecard.card import build_card
 from personalens.scorecard.page import render
-from personalens.scorecard.stages import GROUPS, Plan
+from personalens.scorecard.stages import Plan, card
 from personalens.stats.multiple_testing import Method
 
 Echo = Callable[[str], None]
@@ -82,7 +82,7 @@ class Incomplete(Exception):
 def grid(plan: Plan, statuses: dict[tuple[str, str], str], done: int, total: int) -> str:
     """The display: a row per system, a column per lens, each run's status."""
     width = max(len(s.name) for s in plan.systems) + 2
-    head = "".join(f"{GROUPS[lens]:>12}" for lens in plan.lenses)
+    head = "".join(f"{card(lens).group:>12}" for lens in plan.lenses)
     lines = [f"scorecard: {done} of {total} runs done", " " * width + head]
     for system in plan.systems:
         cells = "".join(f"{statuses.get((lens, system.name), '·'):>12}"

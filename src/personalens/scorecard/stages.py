@@ -1,5 +1,6 @@
-"""The runs of a scorecard, each a lens command's options: the population, the three builds
-made from it once, and one eval per lens and system (`DIR/<lens>/<system>/`).
+"""The runs of a scorecard, each a lens command's options: the population, the builds made
+from it once, and one eval per lens and system (`DIR/<lens>/<system>/`), as each lens declares
+them (`lenses.commands.Scorecard`).
 
 Every run is an ordinary run directory of its command, so rerunning the scorecard resumes
 each one, and a system added later reuses the population and the builds as they are.
@@ -9,13 +10,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from personalens.lenses import LENSES
-from personalens.lenses.commands import DeclaredCommand, lens_commands
+from personalens.lenses.commands import (
+    ENDPOINT,
+    JUDGE,
+    SYSTEM,
+    CardRun,
+    DeclaredCommand,
+    Scorecard,
+    lens_commands,
+)
 from personalens.models.settings import ModelSettings
 from personalens.runs.options import LensOptions
 from personalens.scorecard.sizes import Size
 from personalens.scorecard.systems import System
 
-GROUPS = {"personabench": "find", "pqb": "robust", "prefdisco": "ask", "prisk": "safe"}
 GENERATE = DeclaredCommand("generate", "personalens.population.generate_options:GenerateOptions",
                            "personalens.population.generate:run_generate", "")
 
@@ -24,7 +32,7 @@ GENERATE = DeclaredCommand("generate", "personalens.population.generate_options:
 class Stage:
     """One run of the scorecard: `system` is None for the population and the builds."""
 
-    label: str  # "build prefdisco", "prisk · small"
+    label: str  # "build <lens>", "<lens> · small"
     lens: str | None
     system: System | None
     command: DeclaredCommand
@@ -43,7 +51,7 @@ class Plan:
     size: Size
     systems: list[System]
     lenses: list[str]
-    judge: ModelSettings  # the judge, PrefDisco's simulated user and every build's generator
+    judge: ModelSettings  # the judge, every simulated user and every build's generator
     population: Path | None = None  # a given population (else generated under out)
 
     @property
@@ -58,14 +66,14 @@ class Plan:
 
     def preparation(self) -> list[Stage]:
         """The population (unless given) and the builds the chosen lenses read."""
-        stages = [] if self.population else [self._stage("generate population", None,
-                                                         GENERATE, self._generate())]
-        builds = {"pqb": self._pqb_build, "prefdisco": self._prefdisco_build,
-                  "prisk": self._prisk_build}
+        stages = [] if self.population else [Stage(
+            "generate population", None, None, GENERATE,
+            GENERATE.options_model().parse(**self._generate()))]
         for lens in self.lenses:
-            if lens in builds:
-                stages.append(self._stage(f"build {lens}", None, _command(lens, "build"),
-                                          builds[lens]()))
+            build = card(lens).build
+            if build is not None:
+                stages.append(self._stage(f"build {lens}", lens, build, None, {
+                    "out": self.data(lens), "population": self.population_dir}))
         return stages
 
     def evaluations(self) -> list[Stage]:
@@ -74,13 +82,25 @@ class Plan:
 
     def evaluation(self, lens: str, system: System) -> Stage:
         """The eval of `lens` for `system`; InputError if its options refuse the built data."""
-        evals = {"personabench": self._personabench, "pqb": self._pqb,
-                 "prefdisco": self._prefdisco, "prisk": self._prisk}
-        return self._stage(f"{lens} · {system.name}", lens, _command(lens, "eval"),
-                           evals[lens](system), system)
+        declared = card(lens)
+        data = (self.data(lens) if declared.build else self.population_dir) / declared.data
+        return self._stage(f"{lens} · {system.name}", lens, declared.eval, system,
+                           {"data": data, "out": self.eval_dir(lens, system)})
 
-    def _stage(self, label, lens, command, values: dict, system=None) -> Stage:
-        return Stage(label, lens, system, command, command.options_model().parse(**values))
+    def _stage(self, label: str, lens: str, run: CardRun, system: System | None,
+               values: dict) -> Stage:
+        command = lens_commands(lens).command(run.command)
+        model = command.options_model()
+        if system is not None and "retriever" in model.model_fields:
+            values["retriever"] = system.retriever
+        values |= run.sizes[self.size.name] if run.sizes else {}
+        players = {SYSTEM: system.settings if system else None, JUDGE: self.judge}
+        models: dict = {"settings": {role: players[who] for role, who in run.models.items()
+                                     if role != ENDPOINT}}
+        if ENDPOINT in run.models:
+            models["endpoint"] = players[run.models[ENDPOINT]]
+        return Stage(label, lens if system else None, system, command,
+                     model.parse(**values, models=models))
 
     def _generate(self) -> dict:
         size = self.size
@@ -89,62 +109,26 @@ class Plan:
                     max_list_entries=size.max_list_entries, profile_schema=size.schema,
                     models={"generator": self.judge})
 
-    def _pqb_build(self) -> dict:
-        return dict(out=self.data("pqb"), population=self.population_dir,
-                    candidates=self.size.pqb_candidates, max_items=self.size.pqb_items,
-                    min_sentences=self.size.pqb_min_sentences,
-                    pair_users=self.size.pqb_pair_users,
-                    models={"generator": self.judge})
 
-    def _prefdisco_build(self) -> dict:
-        size = self.size
-        return dict(out=self.data("prefdisco"), population=self.population_dir,
-                    tasks=list(size.prefdisco_tasks), limit=size.prefdisco_problems,
-                    per_problem=size.prefdisco_per_problem,
-                    preferences=size.prefdisco_preferences, models={"generator": self.judge})
-
-    def _prisk_build(self) -> dict:
-        size = self.size
-        return dict(out=self.data("prisk"), population=self.population_dir,
-                    profiles=size.prisk_profiles, per_risk=size.prisk_per_risk,
-                    risks=list(size.prisk_risks),
-                    models={"generator": self.judge, "judge": self.judge})
-
-    def _personabench(self, system: System) -> dict:
-        return dict(data=self.population_dir / "synthetic_data",
-                    out=self.eval_dir("personabench", system), noise=[self.size.noise],
-                    retriever=[system.retriever], k=self.size.k,
-                    models={"target": system.settings})
-
-    def _pqb(self, system: System) -> dict:
-        return dict(data=self.data("pqb"), out=self.eval_dir("pqb", system),
-                    retriever=system.retriever,
-                    models={"settings": {}, "endpoint": system.settings})
-
-    def _prefdisco(self, system: System) -> dict:
-        return dict(data=self.data("prefdisco") / "data", out=self.eval_dir("prefdisco", system),
-                    turns=self.size.prefdisco_turns,
-                    models={"target": system.settings, "user": self.judge,
-                            "judge": self.judge})
-
-    def _prisk(self, system: System) -> dict:
-        return dict(data=self.data("prisk") / "data", out=self.eval_dir("prisk", system),
-                    retriever=system.retriever, samples=self.size.prisk_samples,
-                    base_samples=self.size.prisk_base_samples,
-                    max_tokens=self.size.prisk_max_tokens,
-                    models={"target": system.settings, "judge": self.judge})
+def card(lens: str) -> Scorecard:
+    """The lens's scorecard declaration."""
+    declared = lens_commands(lens).scorecard
+    if declared is None:
+        raise ValueError(f"the lens {lens!r} declares no scorecard")
+    return declared
 
 
-def _command(lens: str, name: str) -> DeclaredCommand:
-    return next(c for c in lens_commands(lens).commands
-                if isinstance(c, DeclaredCommand) and c.name == name)
+def card_lenses() -> list[str]:
+    """The registered lenses a scorecard can run, in the registry's order."""
+    return [lens for lens in LENSES if lens_commands(lens).scorecard is not None]
 
 
 def known_lenses(names: list[str]) -> list[str]:
     """The lenses asked for, in the registry's order; InputError naming an unknown one."""
     from personalens.errors import InputError
 
-    unknown = [n for n in names if n not in LENSES]
+    lenses = card_lenses()
+    unknown = [n for n in names if n not in lenses]
     if unknown:
-        raise InputError(f"unknown lens {unknown[0]!r}; the lenses are {', '.join(LENSES)}")
-    return [lens for lens in LENSES if lens in names]
+        raise InputError(f"unknown lens {unknown[0]!r}; the lenses are {', '.join(lenses)}")
+    return [lens for lens in lenses if lens in names]

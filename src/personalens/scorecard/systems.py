@@ -14,8 +14,8 @@ KEYS = ("retriever", "base_url")
 @dataclass(frozen=True)
 class System:
     name: str
-    model: str  # answers personabench, plays the prefdisco assistant and the prisk target
-    retriever: str = DEFAULT_RETRIEVER  # serves personabench, pqb and prisk's memory
+    model: str  # plays each lens's system role (the assistant: `lenses.commands.SYSTEM`)
+    retriever: str = DEFAULT_RETRIEVER  # given to each eval that takes a --retriever
     base_url: str | None = None  # an OpenAI-compatible server for the model
 
     @property

@@ -40,6 +40,7 @@ def _material(criterion: RubricCriterion) -> str:
 
 class PrefdiscoJudgedRun(JudgedRun):
     metrics = {"prefalign": "PrefAlign criteria (1-5)", "correctness": "correctness (yes/no)"}
+    published = "PrefDisco: Fleiss' kappa 0.463 among annotators on attribute relevance"
     families = (
         ProbeFamily("opposite_value", "an answer scored 4-5 on a criterion, judged again against "
                     "the opposite of the user's value, does not score 4-5 again",

@@ -1,17 +1,11 @@
-"""`personalens/pqb`: the PersonalQuery-Benchmark lens as an Inspect task (retrieval only: no
-model calls; `--model` is required by Inspect but never asked).
+"""`personalens/pqb` in Inspect (retrieval only: no model calls; `--model` is required by
+Inspect but never asked). The typo profiles are built per user from their reviews (`personalens
+pqb build`), which an Inspect sample cannot do: the task evaluates a built (or released)
+dataset. The task itself is generated from the lens's declaration by `inspect_tasks`."""
 
-The typo profiles are built per user from their reviews (`personalens pqb build`), which an
-Inspect sample cannot do: this task evaluates a built (or released) dataset.
-"""
-
-from inspect_ai import Task, task
-
-from personalens.inspect_tasks.lens_task import LensTask, lens_task
 from personalens.lenses.pqb.analysis import KS
-from personalens.lenses.pqb.command import PqbEval, QueryItem
+from personalens.lenses.pqb.command import QueryItem
 from personalens.lenses.pqb.metrics import PqbMetrics
-from personalens.lenses.pqb.options import EvalOptions
 
 KINDS = ("clean", "typo", "random_typo")
 QUERY_FIELDS = {"clean": "syntax_query", "typo": "typo_query",  # the record's field per kind
@@ -41,23 +35,3 @@ def headlines(metrics: PqbMetrics) -> dict[str, float]:
             out[f"hit_{kind}@{k}"] = by_k[k].value
     out |= {f"mrr_{kind}": estimate.value for kind, estimate in metrics.mrr.items()}
     return out
-
-
-PQB = LensTask("pqb", PqbEval, EvalOptions, sample, figures, headlines)
-
-
-@task
-def pqb(data: str | None = None, queries: str | None = None, meta: str | None = None,
-        retriever: str = "bm25", seed: int = 0) -> Task:
-    """PersonalQuery-Benchmark: does retrieval flip when two users phrase one need their way?
-
-    Args:
-        data: A `personalens pqb build` folder (queries.json, corpus.jsonl).
-        queries: Released queries JSON (with meta instead of data).
-        meta: Amazon Reviews 2023 meta_<Category>.jsonl: the corpus (with queries).
-        retriever: Retriever: bm25, minilm, ...
-        seed: Seed of the bootstrap resampling.
-    """
-    args = {"data": data, "queries": queries, "meta": meta, "retriever": retriever,
-            "seed": seed}
-    return lens_task(PQB, args)
