@@ -14,23 +14,47 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
+import click
 import pydantic
 import typer
 from pydantic_core import PydanticUndefined
 
+from personalens.cli.lazy_group import LazyGroup
 from personalens.cli.model_options import model_roles
-from personalens.cli.run_output import report_outcome
 from personalens.lenses.commands import DeclaredCommand, LensCommands, TyperCommand, resolve
 from personalens.runs.options import user_path
 
 
-def lens_app(lens: LensCommands) -> typer.Typer:
-    """The lens's sub-command group: every command it declares."""
-    app = typer.Typer(help=lens.help, no_args_is_help=True, rich_markup_mode=None)
-    for command in lens.commands:
+def lens_group(lens: LensCommands) -> click.Command:
+    """The lens's sub-command group: each command it declares, built when it is called."""
+    commands = {command.name: command for command in lens.commands}
+
+    def summaries() -> dict[str, str]:
+        return {name: _summary(command) for name, command in commands.items()}
+
+    def build(name: str) -> click.Command | None:
+        command = commands.get(name)
+        if command is None:
+            return None
         function = declared(command) if isinstance(command, DeclaredCommand) else plain(command)
-        app.command(command.name, epilog=example_epilog(command.example))(function)
-    return app
+        return typer_command(name, function, command.example)
+
+    return LazyGroup(name=lens.name, help=lens.help, no_args_is_help=True,
+                     rich_markup_mode=None, summaries=summaries, build=build)
+
+
+def typer_command(name: str, function: Callable, example: str = "") -> click.Command:
+    """The click command typer makes of `function` (its annotations are the options)."""
+    app = typer.Typer(rich_markup_mode=None, add_completion=False)
+    app.command(name, epilog=example_epilog(example))(function)
+    return typer.main.get_command(app)
+
+
+def _summary(command: DeclaredCommand | TyperCommand) -> str:
+    """A command's first paragraph (a plain command's docstring: its module is imported)."""
+    text = command.help if isinstance(command, DeclaredCommand) else (
+        command.typer_function().__doc__ or "")
+    return inspect.cleandoc(text).split("\n\n")[0].replace("\n", " ")
 
 
 def example_epilog(example: str) -> str | None:
@@ -56,6 +80,8 @@ def declared(command: DeclaredCommand) -> Callable:
         if dry_run:
             print_plan(resolve(command.dry_run)(options), options)
             return
+        from personalens.cli.run_output import report_outcome  # the harness: when a run runs
+
         report_outcome(resolve(command.run)(options))
 
     parameters = [_parameter(name, field) for name, field in fields.items()]

@@ -12,10 +12,6 @@ from personalens.errors import InputError
 from personalens.runs.harness import INCOMPLETE
 from personalens.runs.options import user_path
 
-IMPORT_INSPECT_EXAMPLE = ("personalens import-inspect logs/2026-01-05T10-00-00_prefdisco.eval "
-                          "--out runs/prefdisco-inspect")
-# What the command exits with when an imported item had failed (as a lens run does).
-
 
 def import_inspect_command(
     logs: Annotated[list[Path], typer.Argument(

@@ -13,19 +13,13 @@ Table) are here, below the compare layer, so a lens never imports that layer. Th
 reads a lens's `Scorecard` (its group, headline columns, and the build and eval of each size).
 """
 
-import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from personalens.import_target import resolve
 from personalens.lenses import LENSES
-from personalens.models.role_set import Role
-
-
-def resolve(target: str):
-    """"package.module:name" -> the object, imported now (not when the registry is read)."""
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
+from personalens.models.role import Role
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from personalens.lenses.commands import (
     Scorecard,
     TyperCommand,
 )
-from personalens.models import SPEC_HELP
-from personalens.models.role_set import Role
+from personalens.models.role import Role
+from personalens.models.spec import SPEC_HELP
 
 _PACKAGE = "personalens.lenses.personabench"
 _CARD = f"{_PACKAGE}.card_figures"
