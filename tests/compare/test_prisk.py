@@ -256,7 +256,7 @@ def _two_model_table() -> pd.DataFrame:
 @pytest.mark.filterwarnings("ignore:Random effects covariance is singular")
 def test_model_factor_fit_is_statsmodels_mixedlm_with_model_by_record_groups():
     table = _two_model_table()
-    ours = fit_model_factor(table)
+    ours = fit_model_factor(table).model_dump(exclude_unset=True)
     data = table.assign(P=table["profile"].astype(float), M=table["memory"].astype(float),
                         model=pd.Categorical(table["model"], categories=["org/a", "org/b"]))
     groups = table["model"] + "|" + table["record"]

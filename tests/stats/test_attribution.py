@@ -14,16 +14,24 @@ from scipy.special import ndtri
 from personalens.stats import bootstrap, mixed_effects, permutation
 from personalens.stats.bootstrap import _percentiles, mean_ci, mean_cis
 from personalens.stats.exact_tests import group_gap
-from personalens.stats.mixed_effects import (
-    balanced_reml,
-    cell_table,
-    fit_attribution,
-    partial_eta_squared,
-)
+from personalens.stats.mixed_effects import cell_table, partial_eta_squared
 from personalens.stats.multiple_testing import adjust
 from personalens.stats.permutation import sign_flip_test, sign_flip_tests
 
 TERMS = {"profile": "P", "memory": "M", "interaction": "P:M"}
+
+
+def fit_attribution(table: pd.DataFrame, **options) -> dict:
+    """The fit as metrics.json holds it: {profile: {beta, se, p, ci_low, ci_high, eta_p2},
+    memory, interaction, variance: {record, residual}}."""
+
+    return mixed_effects.fit_attribution(table, **options).model_dump(exclude_unset=True)
+
+
+def balanced_reml(means: np.ndarray, coding: str = "treatment") -> dict | None:
+    """The closed form's fit as a dict: {effects: {term: {beta, ...}}, record, residual, ...}."""
+    fit = mixed_effects.balanced_reml(means, coding)
+    return None if fit is None else fit.model_dump(exclude_unset=True)
 
 
 def _balanced(records: int = 12, seed: int = 1, record_sd: float = 1.0,

@@ -8,6 +8,7 @@ everything else: run directory, resume, retries of failed items, concurrency, pr
 and cost, Ctrl-C, exit status, metrics.json, report.html and the manifest.
 """
 
+import json
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -90,8 +91,9 @@ class Metrics(pydantic.BaseModel):
         return []
 
     def to_json(self) -> dict:
-        # Only the keys the lens set: metrics.json keeps exactly the keys it always had.
-        return self.model_dump(mode="json", exclude_unset=True)
+        # Only the keys the lens set: metrics.json keeps exactly the keys it always had. Through
+        # JSON text, so a float JSON cannot hold (an infinite odds ratio, a NaN p) is null.
+        return json.loads(self.model_dump_json(exclude_unset=True))
 
 
 @dataclass

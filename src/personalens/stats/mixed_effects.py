@@ -59,9 +59,17 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from personalens.stats.fits import (
+    EFFECTS,
+    Attribution,
+    BalancedFit,
+    Coefficient,
+    ModelFactorFit,
+    Variance,
+)
+
 Coding = Literal["treatment", "effect"]
 Solver = Literal["auto", "closed_form", "mixedlm"]
-EFFECTS = {"profile": "P", "memory": "M", "interaction": "P:M"}
 CELLS = ((0, 0), (1, 0), (0, 1), (1, 1))  # (profile, memory): the column order of CellTable
 
 
@@ -114,8 +122,8 @@ def cell_table(table: pd.DataFrame) -> CellTable:
 
 
 def fit_attribution(table: pd.DataFrame, *, coding: Coding = "treatment",
-                    solver: Solver = "auto") -> dict:
-    """{profile, memory, interaction: {beta, se, p, ci_low, ci_high, eta_p2}, variance}.
+                    solver: Solver = "auto") -> Attribution:
+    """The three effects (each with its partial eta squared) and the variance components.
 
     `table` has columns record, profile, memory (0/1) and score; one row per record and cell.
     `solver`: "auto" (the closed form when the table is balanced and complete, else MixedLM),
@@ -134,20 +142,17 @@ def fit_attribution(table: pd.DataFrame, *, coding: Coding = "treatment",
             raise ValueError("the closed form needs every record scored once in each of the "
                              "four cells (and a non-zero residual)")
     if fit is not None:
-        effects = {name: {**fit["effects"][term], "eta_p2": eta.get(name)}
-                   for name, term in EFFECTS.items()}
-        effects["variance"] = {"record": fit["record"], "residual": fit["residual"]}
-        return effects
+        return Attribution(**{name: fit.effects[term].model_copy(update={"eta_p2": eta.get(name)})
+                              for name, term in EFFECTS.items()},
+                           variance=Variance(record=fit.record, residual=fit.residual))
     return _fit_mixedlm(table, coding, eta)
 
 
-def balanced_reml(means: np.ndarray, coding: Coding = "treatment") -> dict | None:
+def balanced_reml(means: np.ndarray, coding: Coding = "treatment") -> BalancedFit | None:
     """The closed-form REML fit of a balanced complete table (see the module docstring).
 
-    `means` is (records x 4), one score per record and cell in CELLS order. Returns
-    {effects: {Intercept, P, M, P:M: {beta, se, p, ci_low, ci_high}}, record, residual,
-    boundary, ms_record, ms_residual}, or None when the fit is degenerate (fewer than 2
-    records, or no residual variation within records).
+    `means` is (records x 4), one score per record and cell in CELLS order. None when the fit
+    is degenerate (fewer than 2 records, or no residual variation within records).
     """
     from scipy.special import ndtr, ndtri
 
@@ -187,23 +192,20 @@ def balanced_reml(means: np.ndarray, coding: Coding = "treatment") -> dict | Non
     effects = {}
     for term, b in beta.items():
         se = float(np.sqrt(variance[term]))
-        effects[term] = {"beta": float(b), "se": se, "p": float(ndtr(-abs(b / se)) * 2),
-                         "ci_low": float(b - q * se), "ci_high": float(b + q * se)}
-    return {"effects": effects, "record": float(s2_u), "residual": float(s2_e),
-            "boundary": bool(boundary), "ms_record": ms_record, "ms_residual": ms_residual}
+        effects[term] = Coefficient.wald(b, se, ndtr(-abs(b / se)) * 2, b - q * se, b + q * se)
+    return BalancedFit(effects=effects, record=float(s2_u), residual=float(s2_e),
+                       boundary=bool(boundary), ms_record=ms_record, ms_residual=ms_residual)
 
 
-def _fit_mixedlm(table: pd.DataFrame, coding: Coding, eta: dict) -> dict:
+def _fit_mixedlm(table: pd.DataFrame, coding: Coding, eta: dict) -> Attribution:
     """statsmodels MixedLM by REML (any table: unbalanced, missing cells, duplicates)."""
     data = _coded(table[["record", "profile", "memory", "score"]], coding)
     result = _reml(data, "score ~ P * M", data["record"])
-    effects = {name: {**_term(result, term), "eta_p2": eta.get(name)}
-               for name, term in EFFECTS.items()}
-    effects["variance"] = _variance(result)
-    return effects
+    return Attribution(**{name: _term(result, term).model_copy(update={"eta_p2": eta.get(name)})
+                          for name, term in EFFECTS.items()}, variance=_variance(result))
 
 
-def fit_model_factor(table: pd.DataFrame, *, coding: Coding = "treatment") -> dict:
+def fit_model_factor(table: pd.DataFrame, *, coding: Coding = "treatment") -> ModelFactorFit:
     """The attribution model over several models' scores, the model a fixed factor:
     score ~ P * M * model + (1 | model:record), by REML (statsmodels MixedLM).
 
@@ -214,8 +216,7 @@ def fit_model_factor(table: pd.DataFrame, *, coding: Coding = "treatment") -> di
     differs from the reference's. A record's scores under one model share a random intercept;
     the same record under another model is another group (each model's run is its own
     repeated-measures design, and every effect of interest is a within-group contrast).
-    Returns {reference, models, effects: {term: {beta, se, p, ci_low, ci_high}}, variance:
-    {record, residual}, n_rows, n_groups}; p and CIs are Wald z, unadjusted.
+    p and CIs are Wald z, unadjusted.
     """
     models = list(dict.fromkeys(table["model"]))
     if len(models) < 2:
@@ -232,9 +233,9 @@ def fit_model_factor(table: pd.DataFrame, *, coding: Coding = "treatment") -> di
         effects[f"model[{model}]"] = _term(result, level)
         for name, term in EFFECTS.items():
             effects[f"{name} x model[{model}]"] = _term(result, f"{term}:{level}")
-    return {"reference": models[0], "models": models, "effects": effects,
-            "variance": _variance(result), "n_rows": int(len(data)),
-            "n_groups": int(groups.nunique())}
+    return ModelFactorFit(reference=models[0], models=models, effects=effects,
+                          variance=_variance(result), n_rows=int(len(data)),
+                          n_groups=int(groups.nunique()))
 
 
 def _coded(data: pd.DataFrame, coding: Coding) -> pd.DataFrame:
@@ -264,17 +265,17 @@ def _reml(data: pd.DataFrame, formula: str, groups: pd.Series, *, quiet: bool = 
             return model.fit(reml=True, method="powell")
 
 
-def _term(result, term: str) -> dict:
+def _term(result, term: str) -> Coefficient:
     ci = result.conf_int(alpha=0.05)
-    return {"beta": float(result.params[term]), "se": float(result.bse[term]),
-            "p": float(result.pvalues[term]), "ci_low": float(ci.loc[term, 0]),
-            "ci_high": float(ci.loc[term, 1])}
+    return Coefficient.wald(result.params[term], result.bse[term], result.pvalues[term],
+                            ci.loc[term, 0], ci.loc[term, 1])
 
 
-def _variance(result) -> dict:
+def _variance(result) -> Variance:
     # The random intercept's variance from cov_re, not the "Group Var" row statsmodels prints
     # scaled.
-    return {"record": float(np.asarray(result.cov_re)[0, 0]), "residual": float(result.scale)}
+    return Variance(record=float(np.asarray(result.cov_re)[0, 0]),
+                    residual=float(result.scale))
 
 
 def partial_eta_squared(table: pd.DataFrame) -> dict[str, float | None]:

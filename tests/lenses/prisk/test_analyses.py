@@ -5,6 +5,7 @@ import pytest
 
 from personalens.lenses.prisk.analysis import k_sweep_sigma, k_sweep_table
 from personalens.lenses.prisk.conditions import conditions_for
+from personalens.stats.estimate import Estimate
 
 
 def test_k_sweep_sigma_is_the_sample_sd_of_each_risks_0_100_score_across_k():
@@ -33,7 +34,7 @@ def test_k_sweep_sigma_needs_two_depths():
 
 
 def _means(**by_risk):
-    return {risk: {c: {"value": v} for c, v in values.items()} for risk, values in
+    return {risk: {c: Estimate(value=v) for c, v in values.items()} for risk, values in
             by_risk.items()}
 
 

@@ -108,6 +108,7 @@ def test_the_build_report_shows_each_record_its_decoy_drafts_and_failures(tmp_pa
 
 
 def test_plots_with_nothing_scored_say_so_instead_of_drawing_empty_axes():
+    from personalens.lenses.prisk.analysis import NARROWING_KEYS
     from personalens.lenses.prisk.metrics import PriskMetrics
     from personalens.lenses.prisk.report_page import report_sections
     from personalens.report import HtmlReport
@@ -115,8 +116,7 @@ def test_plots_with_nothing_scored_say_so_instead_of_drawing_empty_axes():
     metrics = PriskMetrics(
         conditions=list(BASE_CONDITIONS), n_records=0, n_failed=1, failures=[],
         risk_means={"irp": {c: empty for c in BASE_CONDITIONS}},
-        narrowing={c: {"cr_union": None, "uir": None, "jaccard": None, "n": 0}
-                   for c in BASE_CONDITIONS},
+        narrowing={c: {**dict.fromkeys(NARROWING_KEYS), "n": 0} for c in BASE_CONDITIONS},
         k_sweep={"1": {f"{part}{risk}": None if part == "" else 0 for part in ("", "n_")
                        for risk in ("irp", "accuracy", "narrowing", "sycophancy")}})
     report = HtmlReport("t")

@@ -27,6 +27,7 @@ from personalens.lenses.prisk.narrowing import (
     health_group,
 )
 from personalens.lenses.prisk.records import Answer, EvalRecord, Sample
+from personalens.stats.fits import Attribution
 
 CONDITIONS = ["base", "profile", "retrieval", "profile_retrieval"]
 U = set("abcdefgh")
@@ -109,11 +110,11 @@ def test_agreement_scores_the_yta_posts_and_the_nta_posts_apart():
                                 "n_framing": 1, "agreement_nta_rate": 0.0,
                                 "n_agreement_nta": 2}
     means = {risk: analysis.condition_means(p, CONDITIONS, 0) for risk, p in paired.items()}
-    assert means["agreement"]["profile"]["value"] == 2.0  # every post: (2 + 4 + 4) / 3
-    assert means["sycophancy"]["profile"]["value"] == 2.0  # with g2, g3: (2 + 2 + 4 + 4) / 4
-    assert means["agreement_nta"]["profile"]["value"] == 4.0
+    assert means["agreement"]["profile"].value == 2.0  # every post: (2 + 4 + 4) / 3
+    assert means["sycophancy"]["profile"].value == 2.0  # with g2, g3: (2 + 2 + 4 + 4) / 4
+    assert means["agreement_nta"]["profile"].value == 4.0
     # The NTA posts keep a 0-100 score and a degradation, and no attribution fit.
-    assert analysis.scores_100(means)["agreement_nta"]["profile"]["value"] == 75.0
+    assert analysis.scores_100(means)["agreement_nta"]["profile"].value == 75.0
     assert analysis.degradation(means)["sycophancy"]["profile"] == pytest.approx(75.0)
 
 
@@ -186,17 +187,22 @@ def test_pooled_sycophancy_is_fitted_on_the_judges_1_to_5_on_yta_posts():
     # base 14/3, profile 7/3: β_P = -7/3 (on 0-100 it would be 25 x, -58.3; with the NTA posts
     # in, (2+2+3+4+4)/5 - (5+5+4+5+4)/5 = -1.6).
     fit = fits["lmm"]["sycophancy"]
-    assert fit["profile"]["beta"] == pytest.approx(-7 / 3)
-    assert fit["interaction"]["beta"] == pytest.approx((5 / 3 - 7 / 3) - (14 / 3 - 14 / 3))
+    assert fit.profile.value == pytest.approx(-7 / 3)
+    assert fit.interaction.value == pytest.approx((5 / 3 - 7 / 3) - (14 / 3 - 14 / 3))
     assert "agreement_nta" not in fits["lmm"] and "agreement" not in fits["lmm"]  # 1 record
     assert fits["families"] == {MAIN_FAMILY: ["sycophancy"], PARTS_FAMILY: ["framing"]}
-    assert fits["cell_means"]["sycophancy"]["profile"]["mean"] == pytest.approx(7 / 3)
+    assert fits["cell_means"]["sycophancy"]["profile"].value == pytest.approx(7 / 3)
 
 
-def _fake(p: tuple[float, float, float]) -> dict:
-    return {"lmm": {e: {"beta": 0.0, "p": v} for e, v in
-                    zip(("profile", "memory", "interaction"), p, strict=True)}
-            | {"variance": {"record": 1.0, "residual": 1.0}}}
+def _fake(p: tuple[float, float, float]) -> Attribution:
+    return Attribution.model_validate(
+        {e: {"beta": 0.0, "se": 1.0, "p": v}
+         for e, v in zip(("profile", "memory", "interaction"), p, strict=True)}
+        | {"variance": {"record": 1.0, "residual": 1.0}})
+
+
+def _json(fits: dict[str, Attribution]) -> dict:
+    return {name: fit.model_dump(mode="json", exclude_unset=True) for name, fit in fits.items()}
 
 
 def test_agreement_and_framing_are_corrected_apart_from_the_pooled_score_they_pool():
@@ -205,7 +211,7 @@ def test_agreement_and_framing_are_corrected_apart_from_the_pooled_score_they_po
     families = correction_families(list(results))
     assert families == {"irp": MAIN_FAMILY, "sycophancy": MAIN_FAMILY,
                         "agreement": PARTS_FAMILY, "framing": PARTS_FAMILY}
-    lmm = corrected_lmm(results, "holm", families)
+    lmm = _json(corrected_lmm(results, "holm", families))
     # Holm over the main family's 6 p (0.01, 0.02, 0.04, 0.2, 0.5, 0.5): 0.06, 0.10, 0.16,
     # 0.6, 1, 1. All 12 as one family would give irp's profile 0.12.
     assert lmm["irp"]["profile"]["p_adj"] == pytest.approx(0.06)
@@ -216,7 +222,7 @@ def test_agreement_and_framing_are_corrected_apart_from_the_pooled_score_they_po
     assert lmm["agreement"]["profile"]["p_adj"] == pytest.approx(0.06)
     assert lmm["framing"]["profile"]["p_adj"] == pytest.approx(0.10)
     assert lmm["agreement"]["memory"]["p_adj"] == pytest.approx(0.12)
-    assert corrected_lmm(results, "holm")["irp"]["profile"]["p_adj"] == pytest.approx(0.12)
+    assert corrected_lmm(results, "holm")["irp"].profile.p_adj == pytest.approx(0.12)
 
 
 def test_the_eval_corrects_the_pooled_score_with_the_risks_and_its_parts_apart():
@@ -238,13 +244,13 @@ def test_the_eval_corrects_the_pooled_score_with_the_risks_and_its_parts_apart()
     effects = ("profile", "memory", "interaction")
 
     def raw(risks):
-        return [lmm[r][e]["p"] for r in risks for e in effects]
+        return [getattr(lmm[r], e).p for r in risks for e in effects]
 
     main = adjust(raw(["irp", "sycophancy"]), "holm")
-    assert [lmm[r][e]["p_adj"] for r in ("irp", "sycophancy") for e in effects] == \
+    assert [getattr(lmm[r], e).p_adj for r in ("irp", "sycophancy") for e in effects] == \
         pytest.approx(main)
     parts = adjust(raw(["agreement", "framing"]), "holm")
-    assert [lmm[r][e]["p_adj"] for r in ("agreement", "framing") for e in effects] == \
+    assert [getattr(lmm[r], e).p_adj for r in ("agreement", "framing") for e in effects] == \
         pytest.approx(parts)
     every = adjust(raw(["irp", "agreement", "framing", "sycophancy"]), "holm")
     assert main[0] != pytest.approx(every[0])  # one family of 12 would say otherwise

@@ -8,6 +8,7 @@ import pytest
 
 from personalens.lenses.prisk.attribution import analyse_group, corrected_lmm
 from personalens.lenses.prisk.score_table import read_scores
+from personalens.stats.fits import Attribution
 from tests.cli_runner import personalens
 
 
@@ -127,10 +128,11 @@ def test_the_lens_is_analyse_group_then_corrected_lmm(tmp_path):
     groups = {risk: analyse_group(table[table["risk"] == risk], coding="effect", seed=5)
               for risk in ("irp", "sycophancy")}
     assert set(groups["irp"]) == {"lmm", "cell_means", "permutation", "n_records", "n_rows"}
-    assert metrics["lmm"] == corrected_lmm(groups, "holm")
+    assert metrics["lmm"] == _json(corrected_lmm({r: g["lmm"] for r, g in groups.items()},
+                                                 "holm"))
     for risk, group in groups.items():
-        assert metrics["cell_means"][risk] == group["cell_means"]
-        assert metrics["permutation"][risk] == group["permutation"]
+        assert metrics["cell_means"][risk] == _json(group["cell_means"])
+        assert metrics["permutation"][risk] == _json(group["permutation"])
         assert (group["n_records"], group["n_rows"]) == (30, 120)
     # The closed form the lens takes on this balanced table is statsmodels MixedLM's fit.
     mixedlm = _statsmodels_mixedlm(table[table["risk"] == "irp"], coding="effect")
@@ -143,14 +145,19 @@ def test_the_lens_is_analyse_group_then_corrected_lmm(tmp_path):
                 value, rel=5e-5, abs=5e-5 * mixedlm.bse[term])
 
 
+def _json(models: dict) -> dict:
+    """Models as metrics.json holds them."""
+    return {name: m.model_dump(mode="json", exclude_unset=True) for name, m in models.items()}
+
+
 def test_corrected_lmm_adjusts_across_every_group_and_effect():
     def result(p_profile, p_memory, p_interaction):
-        lmm = {effect: {"beta": 1.0, "p": p} for effect, p in
+        lmm = {effect: {"beta": 1.0, "se": 0.5, "p": p} for effect, p in
                (("profile", p_profile), ("memory", p_memory), ("interaction", p_interaction))}
-        return {"lmm": {**lmm, "variance": {"record": 0.5, "residual": 1.0}}}
+        return Attribution.model_validate({**lmm, "variance": {"record": 0.5, "residual": 1.0}})
 
-    corrected = corrected_lmm({"a": result(0.01, 0.04, 0.5), "b": result(0.03, 0.005, 0.2)},
-                              "holm")
+    corrected = _json(corrected_lmm({"a": result(0.01, 0.04, 0.5),
+                                     "b": result(0.03, 0.005, 0.2)}, "holm"))
     # Holm over six p: sorted 0.005, 0.01, 0.03, 0.04, 0.2, 0.5 times 6, 5, 4, 3, 2, 1 =
     # 0.03, 0.05, 0.12, 0.12, 0.4, 0.5 (each at least its predecessor's).
     assert corrected["a"]["profile"]["p_adj"] == pytest.approx(0.05)
@@ -160,7 +167,8 @@ def test_corrected_lmm_adjusts_across_every_group_and_effect():
     assert corrected["b"]["interaction"]["p_adj"] == pytest.approx(0.4)
     assert corrected["a"]["interaction"]["p_adj"] == pytest.approx(0.5)
     assert corrected["a"]["variance"] == {"record": 0.5, "residual": 1.0}
-    assert corrected["a"]["profile"] == {"beta": 1.0, "p": 0.01, "p_adj": pytest.approx(0.05)}
+    assert corrected["a"]["profile"] == {"beta": 1.0, "se": 0.5, "p": 0.01,
+                                         "p_adj": pytest.approx(0.05)}
 
 
 def test_a_record_missing_a_cell_is_fitted_by_mixedlm_and_left_out_of_its_tests(tmp_path):

@@ -26,6 +26,7 @@ from personalens.lenses.prisk.attribution import (
 )
 from personalens.lenses.prisk.conditions import Condition, cell
 from personalens.lenses.prisk.judging import SYCOPHANTIC_AGREEMENT, SYCOPHANTIC_FRAMING
+from personalens.lenses.prisk.metrics import AccuracyCell, IrpCell
 from personalens.lenses.prisk.narrowing import (
     ExclusionRow,
     attribute_groups,
@@ -34,7 +35,7 @@ from personalens.lenses.prisk.narrowing import (
 )
 from personalens.lenses.prisk.options import ExclusionCorrection
 from personalens.lenses.prisk.records import EvalRecord
-from personalens.stats.bootstrap import mean_with_ci
+from personalens.stats.estimate import Estimate
 
 NARROWING_KEYS = ("cr_union", "cr_per_sample", "uir", "uir_per_sample", "relcr", "relcr_single",
                   "relcr_mean", "relcr_union", "hmc", "jaccard", "sir")
@@ -98,9 +99,9 @@ def paired(scores: dict[str, dict], conditions: list[str]) -> tuple[dict[str, di
     return complete, sorted(set(scores) - set(complete))
 
 
-def condition_means(scores: dict[str, dict], conditions: list[str], seed: int) -> dict:
-    return {c: mean_with_ci(np.array([s[c] for s in scores.values()], dtype=float), seed=seed)
-            for c in conditions}
+def condition_means(scores: dict[str, dict], conditions: list[str],
+                    seed: int) -> dict[str, Estimate]:
+    return {c: Estimate.of_mean([s[c] for s in scores.values()], seed=seed) for c in conditions}
 
 
 def normalised_irp(score: float | None) -> float | None:
@@ -108,17 +109,18 @@ def normalised_irp(score: float | None) -> float | None:
     return None if score is None else percent(score) / 100.0
 
 
-def irp_table(means: dict) -> dict:
-    return {c: {"mean": m["value"], "normalised": normalised_irp(m["value"]),
-                "ci_low": m["ci_low"], "ci_high": m["ci_high"], "n": m["n"],
-                "normalised_ci_low": normalised_irp(m["ci_low"]),
-                "normalised_ci_high": normalised_irp(m["ci_high"])} for c, m in means.items()}
+def irp_table(means: dict[str, Estimate]) -> dict[str, IrpCell]:
+    return {c: IrpCell.with_bounds(m.value, m.bounds, m.n, normalised=normalised_irp(m.value),
+                                   normalised_ci_low=normalised_irp(m.ci_low),
+                                   normalised_ci_high=normalised_irp(m.ci_high))
+            for c, m in means.items()}
 
 
-def accuracy_table(records: list[EvalRecord], means: dict, complete: set[str]) -> dict:
-    return {c: {"mean": m["value"], "ci_low": m["ci_low"], "ci_high": m["ci_high"], "n": m["n"],
-                "unparsed": sum(1 for r in records if r.record_id in complete
-                                and r.conditions[c].parsed is None)} for c, m in means.items()}
+def accuracy_table(records: list[EvalRecord], means: dict[str, Estimate],
+                   complete: set[str]) -> dict[str, AccuracyCell]:
+    return {c: AccuracyCell.with_bounds(m.value, m.bounds, m.n, unparsed=sum(
+        1 for r in records if r.record_id in complete and r.conditions[c].parsed is None))
+            for c, m in means.items()}
 
 
 SYCOPHANCY_TABLES = (*SYCOPHANCY, NTA)  # the paired tables `sycophancy_table` reads
@@ -304,7 +306,8 @@ def attribution(scores: dict[str, dict], conditions: list[Condition], *, coding:
     if not results:
         return empty
     families = correction_families(list(results))
-    return {"lmm": corrected_lmm(results, correction, families),
+    return {"lmm": corrected_lmm({risk: r["lmm"] for risk, r in results.items()}, correction,
+                                 families),
             "cell_means": {risk: r["cell_means"] for risk, r in results.items()},
             "permutation": {risk: r["permutation"] for risk, r in results.items()},
             "families": family_lists(families)}
@@ -314,43 +317,43 @@ def _scaled(risk: str, value: float | None) -> float | None:
     return None if value is None else SCALES[risk](value)
 
 
-def scaled_cell(risk: str, cell: dict | None) -> dict | None:
-    """A {value, ci_low, ci_high, n} of the risk's own units on its 0-100 score (each scale is
-    linear, so the CI's ends map to the scaled CI's ends)."""
+def scaled_cell(risk: str, cell: Estimate | None) -> Estimate | None:
+    """An estimate in the risk's own units on its 0-100 score (each scale is linear, so the
+    CI's ends map to the scaled CI's ends)."""
     if cell is None:
         return None
-    return {"value": _scaled(risk, cell["value"]), "ci_low": _scaled(risk, cell["ci_low"]),
-            "ci_high": _scaled(risk, cell["ci_high"]), "n": cell["n"]}
+    return Estimate.with_bounds(_scaled(risk, cell.value),
+                                tuple(_scaled(risk, end) for end in cell.bounds), cell.n)
 
 
-def scores_100(means: dict[str, dict]) -> dict[str, dict]:
+def scores_100(means: dict[str, dict[str, Estimate]]) -> dict[str, dict[str, Estimate | None]]:
     """risk_means on each risk's 0-100 score, higher = safer (`SCALES`): risk -> condition ->
-    {value, ci_low, ci_high, n}, the paper's main table."""
+    estimate, the paper's main table."""
     return {risk: {c: scaled_cell(risk, cell) for c, cell in by_condition.items()}
             for risk, by_condition in means.items() if risk in SCALES}
 
 
-def degradation(means: dict[str, dict]) -> dict[str, dict]:
+def degradation(means: dict[str, dict[str, Estimate]]) -> dict[str, dict[str, float | None]]:
     """{risk: {condition: (base - condition) / base x 100}} on each risk's 0-100 score: the
     paper's mean degradation from base, in percent (negative: better than base); None where
     base is 0 or a mean is missing."""
     out = {}
     for risk, by_condition in means.items():
-        base = _scaled(risk, by_condition.get("base", {}).get("value"))
-        out[risk] = {c: (None if not base or (v := _scaled(risk, m["value"])) is None
+        base = _scaled(risk, by_condition["base"].value if "base" in by_condition else None)
+        out[risk] = {c: (None if not base or (v := _scaled(risk, m.value)) is None
                          else (base - v) / base * 100.0)
                      for c, m in by_condition.items() if c != "base"}
     return out
 
 
-def reflection_gain(means: dict[str, dict]) -> dict[str, float | None]:
+def reflection_gain(means: dict[str, dict[str, Estimate]]) -> dict[str, float | None]:
     """{risk: reflect - profile_retrieval} in points of the risk's 0-100 score (the paper's
     mitigation table: after minus before self-reflection); {} without reflect."""
     out = {}
     for risk, by_condition in means.items():
         if "reflect" in by_condition and "profile_retrieval" in by_condition:
-            after = _scaled(risk, by_condition["reflect"]["value"])
-            before = _scaled(risk, by_condition["profile_retrieval"]["value"])
+            after = _scaled(risk, by_condition["reflect"].value)
+            before = _scaled(risk, by_condition["profile_retrieval"].value)
             out[risk] = None if after is None or before is None else after - before
     return out
 

@@ -35,9 +35,16 @@ from personalens.runs import (
 )
 from personalens.runs.blocking import run_blocking
 from personalens.stats.bootstrap import mean_cis
-from personalens.stats.mixed_effects import CELLS, EFFECTS, cell_table, fit_attribution
+from personalens.stats.estimate import MeanEstimate
+from personalens.stats.mixed_effects import (
+    CELLS,
+    EFFECTS,
+    Attribution,
+    cell_table,
+    fit_attribution,
+)
 from personalens.stats.multiple_testing import adjust
-from personalens.stats.permutation import sign_flip_tests
+from personalens.stats.permutation import SignFlip, sign_flip_tests
 
 
 @dataclass(frozen=True)
@@ -51,9 +58,9 @@ class Group:
 
 
 class AttributionMetrics(Metrics):
-    lmm: dict[str, dict]
-    cell_means: dict[str, dict[str, dict]]
-    permutation: dict[str, dict[str, dict]]
+    lmm: dict[str, Attribution]  # group ->
+    cell_means: dict[str, dict[str, MeanEstimate]]  # group -> condition ->
+    permutation: dict[str, dict[str, SignFlip]]  # group -> condition -> against base
     correction: str
     families: dict[str, list[str]] = {}  # correction family -> the groups it corrects over
     coding: str
@@ -63,8 +70,9 @@ class AttributionMetrics(Metrics):
     failures: list[ItemFailure]
 
     def headlines(self) -> list[str]:
-        return [f"{name}: " + ", ".join(f"{e} β={fit[e]['beta']:+.3f} (p_adj={fit[e]['p_adj']:.3g})"
-                                        for e in EFFECTS) for name, fit in self.lmm.items()]
+        return [f"{name}: " + ", ".join(f"{e} β={c.value:+.3f} (p_adj={c.p_adj:.3g})"
+                                        for e, c in fit.effects().items())
+                for name, fit in self.lmm.items()]
 
 
 class PriskStats(Lens[StatsOptions, StatsRecord, AttributionMetrics]):
@@ -100,8 +108,7 @@ class PriskStats(Lens[StatsOptions, StatsRecord, AttributionMetrics]):
         ok = list(records.ok())
         families = correction_families([r.group for r in ok])
         return AttributionMetrics(
-            lmm=corrected_lmm({r.group: {"lmm": r.lmm} for r in ok}, self.options.correction,
-                              families),
+            lmm=corrected_lmm({r.group: r.lmm for r in ok}, self.options.correction, families),
             families=family_lists(families),
             cell_means={r.group: r.cell_means for r in ok},
             permutation={r.group: r.permutation for r in ok},
@@ -126,9 +133,7 @@ class PriskStats(Lens[StatsOptions, StatsRecord, AttributionMetrics]):
         report.heading("Cell means and tests against base")
         report.table(["group", "condition", "mean", "CI low", "CI high", "n",
                       "vs base: mean diff", "sign-flip p"],
-                     [[name, c, v["mean"], v["ci_low"], v["ci_high"], v["n"],
-                       metrics.permutation[name].get(c, {}).get("mean"),
-                       metrics.permutation[name].get(c, {}).get("p")]
+                     [[name, c, v.value, *v.bounds, v.n, *_test(metrics.permutation[name].get(c))]
                       for name, cells in metrics.cell_means.items() for c, v in cells.items()])
         cell_plots(report, metrics.cell_means)
 
@@ -137,23 +142,26 @@ def run_stats(options: StatsOptions, *, progress: bool = True) -> Outcome:
     return run_lens(PriskStats(options), options.out, progress=progress)
 
 
-def fit_tables(report: HtmlReport, lmm: dict[str, dict], group: str, ci: str) -> None:
+def _test(test: SignFlip | None) -> list:
+    return [None, None] if test is None else [test.mean, test.p]
+
+
+def fit_tables(report: HtmlReport, lmm: dict[str, Attribution], group: str, ci: str) -> None:
     """The fits per group: each effect's β, SE, CI, p (raw and adjusted), partial η²; then the
     variance components."""
     report.table([group, "effect", "β", "SE", f"{ci} low", f"{ci} high", "p", "p adj",
                   "partial η²"],
-                 [[name, e, f[e]["beta"], f[e]["se"], f[e]["ci_low"], f[e]["ci_high"], f[e]["p"],
-                   f[e]["p_adj"], f[e]["eta_p2"]] for name, f in lmm.items() for e in EFFECTS])
+                 [[name, e, c.value, c.se, *c.bounds, c.p, c.p_adj, c.eta_p2]
+                  for name, f in lmm.items() for e, c in f.effects().items()])
     report.table([group, "record variance", "residual variance"],
-                 [[name, f["variance"]["record"], f["variance"]["residual"]]
-                  for name, f in lmm.items()])
+                 [[name, f.variance.record, f.variance.residual] for name, f in lmm.items()])
 
 
-def cell_plots(report: HtmlReport, cell_means: dict[str, dict]) -> None:
+def cell_plots(report: HtmlReport, cell_means: dict[str, dict[str, MeanEstimate]]) -> None:
     """An interaction plot of each group's 2x2 cell means (or that nothing was scored: empty
     axes say less)."""
     for name, cells in cell_means.items():
-        means = {pm: cells.get(c, {}).get("mean") for pm, c in CONDITIONS.items()}
+        means = {pm: cells[c].value if c in cells else None for pm, c in CONDITIONS.items()}
         if any(v is not None for v in means.values()):
             report.figure(interaction_plot(means, "mean score", name),
                           f"{name}: the 2×2 cell means")
@@ -162,10 +170,11 @@ def cell_plots(report: HtmlReport, cell_means: dict[str, dict]) -> None:
 
 
 def analyse_group(rows: pd.DataFrame, *, coding: str, seed: int) -> dict:
-    """One group's statistics: {lmm, cell_means, permutation, n_records, n_rows}.
+    """One group's statistics: {lmm, cell_means, permutation, n_records, n_rows} (a
+    `StatsRecord`'s fields).
 
     `rows` has columns record, profile, memory (0/1) and score. lmm is `fit_attribution`'s
-    dict (uncorrected p; see `corrected_lmm`), cell_means the four conditions' means with
+    (uncorrected p; see `corrected_lmm`), cell_means the four conditions' means with
     bootstrap CIs, permutation the sign-flip test of each condition against base.
     """
     fit = fit_attribution(rows, coding=coding)
@@ -175,9 +184,8 @@ def analyse_group(rows: pd.DataFrame, *, coding: str, seed: int) -> dict:
     columns = {condition: score[(profile == p) & (memory == m)]
                for (p, m), condition in CONDITIONS.items()}
     bounds = mean_cis(list(columns.values()), seed=seed)
-    cells = {condition: {"mean": float(scores.mean()), "ci_low": low, "ci_high": high,
-                         "n": int(len(scores))}
-             for (condition, scores), (low, high) in zip(columns.items(), bounds, strict=True)}
+    cells = {condition: MeanEstimate.with_bounds(float(scores.mean()), ci, len(scores))
+             for (condition, scores), ci in zip(columns.items(), bounds, strict=True)}
     return {"lmm": fit, "cell_means": cells, "permutation": _against_base(rows, seed),
             "n_records": int(rows["record"].nunique()), "n_rows": int(len(rows))}
 
@@ -210,9 +218,9 @@ def family_lists(families: dict[str, str]) -> dict[str, list[str]]:
     return out
 
 
-def corrected_lmm(results: dict[str, dict], correction: str,
-                  families: dict[str, str] | None = None) -> dict[str, dict]:
-    """{group: {profile, memory, interaction: {..., p_adj}, variance}} from `analyse_group`s.
+def corrected_lmm(results: dict[str, Attribution], correction: str,
+                  families: dict[str, str] | None = None) -> dict[str, Attribution]:
+    """The groups' fits (`analyse_group`'s lmm) with each effect's p_adj.
 
     p is adjusted (holm or bh) across every group x effect of one family (`families`: group ->
     family; default one family of every group), in the order of `results` and then profile,
@@ -223,14 +231,14 @@ def corrected_lmm(results: dict[str, dict], correction: str,
     for family in dict.fromkeys(families[name] for name in results):
         keys = [(name, effect) for name in results if families[name] == family
                 for effect in EFFECTS]
-        p_values = [results[name]["lmm"][effect]["p"] for name, effect in keys]
+        p_values = [getattr(results[name], effect).p for name, effect in keys]
         adjusted.update(zip(keys, adjust(p_values, correction), strict=True))
-    return {name: {**{effect: {**result["lmm"][effect], "p_adj": adjusted[(name, effect)]}
-                      for effect in EFFECTS}, "variance": result["lmm"]["variance"]}
-            for name, result in results.items()}
+    return {name: fit.model_copy(update={
+        effect: c.model_copy(update={"p_adj": adjusted[(name, effect)]})
+        for effect, c in fit.effects().items()}) for name, fit in results.items()}
 
 
-def _against_base(rows: pd.DataFrame, seed: int) -> dict[str, dict]:
+def _against_base(rows: pd.DataFrame, seed: int) -> dict[str, SignFlip]:
     """Paired sign-flip test of each condition's per-record mean against base's.
 
     Records (sorted, as a pivot table sorts them) missing either cell are left out.
@@ -245,4 +253,5 @@ def _against_base(rows: pd.DataFrame, seed: int) -> dict[str, dict]:
         differences = column[(p, m)] - column[(0, 0)]
         tested[condition] = differences[~np.isnan(differences)]
     results = sign_flip_tests(list(tested.values()), seed=seed)
-    return dict(zip(tested, results, strict=True))
+    return {condition: SignFlip(**result) for condition, result in zip(tested, results,
+                                                                       strict=True)}

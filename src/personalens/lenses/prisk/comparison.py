@@ -25,7 +25,7 @@ from personalens.lenses.prisk.conditions import BASE_CONDITIONS, Condition, cond
 from personalens.lenses.prisk.records import EvalRecord
 from personalens.report import grouped_bars
 from personalens.runs import ItemRecords, RecordedFailure
-from personalens.stats import bootstrap_ci, mean_with_ci
+from personalens.stats import Estimate, bootstrap_ci
 from personalens.stats.mixed_effects import fit_model_factor
 
 # The paper's risks, each a headline per condition; agreement and framing (pooled into
@@ -104,8 +104,8 @@ class _Scores:
     def complete(self, risk: str) -> dict[str, dict]:
         return analysis.paired(self.scores.get(risk, {}), self.run.main)[0]
 
-    def means(self, risk: str, seed: int) -> dict[str, dict]:
-        """metrics.json's risk_means[risk]: {condition: {value, ci_low, ci_high, n}}."""
+    def means(self, risk: str, seed: int) -> dict[str, Estimate]:
+        """metrics.json's risk_means[risk]: condition -> estimate."""
         complete = self.complete(risk)
         return analysis.condition_means(complete, self.run.main, seed) if complete else {}
 
@@ -118,8 +118,8 @@ def _degradation(risk: str, condition: str):
     """The statistic of rows (base score, condition score): analysis.degradation of their
     means, in percent."""
     def statistic(rows: np.ndarray) -> float | None:
-        means = {"base": {"value": float(rows[:, 0].mean())},
-                 condition: {"value": float(rows[:, 1].mean())}}
+        means = {"base": Estimate(value=float(rows[:, 0].mean())),
+                 condition: Estimate(value=float(rows[:, 1].mean()))}
         return analysis.degradation({risk: means})[risk][condition]
     return statistic
 
@@ -197,7 +197,7 @@ class PriskComparison(Comparison):
         table = tables[0]
         out = []
         for risk in TABLE_RISKS:
-            bars = {row[0]: {c: (cell or {}).get("value")
+            bars = {row[0]: {c: None if cell is None else cell.value
                              for c, cell in zip(table.headers[2:], row[2:], strict=True)}
                     for row in table.rows if row[1] == risk}
             if bars:
@@ -243,9 +243,8 @@ def _degradation_table(scored: Mapping[str, "_Scores"], conditions: list[str],
                     continue
                 values = np.array([(s["base"], s[condition]) for s in complete.values()])
                 statistic = _degradation(risk, condition)
-                low, high = bootstrap_ci(values, statistic, seed=seed)
-                cells.append({"value": statistic(values), "ci_low": low, "ci_high": high,
-                              "n": len(values)})
+                cells.append(Estimate.with_bounds(statistic(values), bootstrap_ci(
+                    values, statistic, seed=seed), len(values)))
             rows.append([name, risk, *cells])
     return Table("Mean degradation from base (%): (base - condition) / base of the 0-100 "
                  "score (negative: better than base; 95 % bootstrap CI over records)",
@@ -253,7 +252,7 @@ def _degradation_table(scored: Mapping[str, "_Scores"], conditions: list[str],
 
 
 def _gain_table(scored: Mapping[str, "_Scores"], seed: int) -> Table:
-    rows = [[name, risk, mean_with_ci(np.array(list(gains.values())), seed=seed)]
+    rows = [[name, risk, Estimate.of_mean(list(gains.values()), seed=seed)]
             for name, scores in scored.items() for risk in TABLE_RISKS
             if (gains := _gains(scores, risk))]
     return Table("Reflection gain: reflect - profile_retrieval, points of the 0-100 score "
@@ -271,7 +270,7 @@ def _sweep_table(scored: Mapping[str, "_Scores"], depths: list[int], seed: int) 
             for k in depths:
                 values = [_scaled(risk, s[f"k{k}"]) for s in scores.scores.get(risk, {}).values()
                           if s.get(f"k{k}") is not None]
-                cells.append(mean_with_ci(np.array(values), seed=seed) if values else None)
+                cells.append(Estimate.of_mean(values, seed=seed) if values else None)
             if any(cells):
                 rows.append([name, risk, *cells, sigma.get(risk)])
     return Table("Retrieval-depth sweep: 0-100 score at each k (memory only, retrieval forced) "
@@ -293,14 +292,13 @@ def _model_factor_tables(scored: Mapping[str, "_Scores"]) -> list[Table]:
                   f"(1 | model:record), {_coding(scored)} coding (reference: the first system; "
                   "Wald p, unadjusted)",
                   ["risk", "term", "β", "SE", "CI low", "CI high", "p"],
-                  [[risk, term, e["beta"], e["se"], e["ci_low"], e["ci_high"], e["p"]]
-                   for risk, fit in fits.items() for term, e in fit["effects"].items()]),
+                  [[risk, term, e.value, e.se, *e.bounds, e.p]
+                   for risk, fit in fits.items() for term, e in fit.effects.items()]),
             Table("Attribution with the model as a factor: variance components",
                   ["risk", "reference", "rows", "model x record groups", "record variance",
                    "residual variance"],
-                  [[risk, fit["reference"], fit["n_rows"], fit["n_groups"],
-                    fit["variance"]["record"], fit["variance"]["residual"]]
-                   for risk, fit in fits.items()])]
+                  [[risk, fit.reference, fit.n_rows, fit.n_groups, fit.variance.record,
+                    fit.variance.residual] for risk, fit in fits.items()])]
 
 
 def _merged_rows(scored: Mapping[str, "_Scores"], risk: str) -> pd.DataFrame | None:

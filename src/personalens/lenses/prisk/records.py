@@ -28,6 +28,9 @@ import pydantic
 from personalens.errors import InputError
 from personalens.lenses.prisk.answer_rules import gold_answer
 from personalens.runs import LensRecord, write_atomic
+from personalens.stats.estimate import MeanEstimate
+from personalens.stats.fits import Attribution
+from personalens.stats.permutation import SignFlip
 
 ATTRIBUTES = ("education_level", "age", "gender", "marital_status", "profession",
               "economic_status", "health_status", "mental_health_status", "emotional_state",
@@ -353,8 +356,8 @@ class StatsRecord(LensRecord):
     schema_name = "prisk.stats"
 
     group: str
-    lmm: dict[str, Any]
-    cell_means: dict[str, dict]
-    permutation: dict[str, dict]
+    lmm: Attribution
+    cell_means: dict[str, MeanEstimate]  # condition ->
+    permutation: dict[str, SignFlip]  # condition -> against base
     n_records: int
     n_rows: int

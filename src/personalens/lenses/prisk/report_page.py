@@ -54,7 +54,7 @@ def _means(report: HtmlReport, metrics: PriskMetrics) -> None:
                      "agreement_nta is agreement on the NTA posts, apart from every headline; "
                      "narrowing is UIR.")
     report.table(["risk", "condition", "mean", "CI low", "CI high", "n"],
-                 [[risk, c, v["value"], v["ci_low"], v["ci_high"], v["n"]]
+                 [[risk, c, v.value, *v.bounds, v.n]
                   for risk, by_condition in metrics.risk_means.items()
                   for c, v in by_condition.items()])
     if metrics.degradation:
@@ -71,8 +71,8 @@ def _means(report: HtmlReport, metrics: PriskMetrics) -> None:
                                                 metrics.reflection_gain.items()) + ".")
     for risk, by_condition in metrics.risk_means.items():
         caption = f"{risk}: mean per condition with 95 % CI"
-        if _scored(v["value"] for v in by_condition.values()):
-            report.figure(bars_with_ci({c: (v["value"], v["ci_low"], v["ci_high"])
+        if _scored(v.value for v in by_condition.values()):
+            report.figure(bars_with_ci({c: (v.value, *v.bounds)
                                         for c, v in by_condition.items()}, risk, risk), caption)
         else:
             report.paragraph(f"{caption}: nothing scored (no record was scored in every "
@@ -106,9 +106,9 @@ def _narrowing(report: HtmlReport, metrics: PriskMetrics) -> None:
         return
     report.heading("Narrowing")
     report.table(["condition", *NARROWING_KEYS, "n"],
-                 [[c, *[v.get(k) for k in NARROWING_KEYS], v.get("n")]
+                 [[c, *[getattr(v, k) for k in NARROWING_KEYS], v.n]
                   for c, v in metrics.narrowing.items()])
-    coverage = {k: {c: v.get(k) for c, v in metrics.narrowing.items()}
+    coverage = {k: {c: getattr(v, k) for c, v in metrics.narrowing.items()}
                 for k in ("cr_union", "uir", "jaccard")}
     caption = "Coverage (CR over the union of samples), useful-item recall (UIR) and Jaccard " \
               "per condition"
@@ -118,23 +118,23 @@ def _narrowing(report: HtmlReport, metrics: PriskMetrics) -> None:
         report.paragraph(f"{caption}: nothing scored (every ratio is undefined).")
     for condition, n in metrics.narrower.items():
         report.paragraph(
-            f"{condition}: {n['personas_narrower']} of {n['personas']} personas got narrower "
+            f"{condition}: {n.personas_narrower} of {n.personas} personas got narrower "
             f"answers than base (mean RelCR < 1, each response against the base's union), "
-            f"{n['records_narrower']} of {n['records']} records; lowest RelCR "
-            f"{_fmt(n['min_relcr'])} ({n['min_relcr_record']}). Union against union: "
-            f"{n.get('personas_narrower_union')} of {n.get('personas_union')} personas.")
+            f"{n.records_narrower} of {n.records} records; lowest RelCR "
+            f"{_fmt(n.min_relcr)} ({n.min_relcr_record}). Union against union: "
+            f"{n.personas_narrower_union} of {n.personas_union} personas.")
     if metrics.narrowing_records:
         shown = [c for c in metrics.conditions if not _swept(c)]
         report.table(["record", *[f"{c} {k}" for c in shown for k in ("CR", "UIR", "RelCR")]],
-                     [[rid, *[by.get(c, {}).get(k) for c in shown
+                     [[rid, *[getattr(by[c], k) if c in by else None for c in shown
                               for k in ("cr_union", "uir", "relcr")]]
                       for rid, by in metrics.narrowing_records.items()])
     gaps = [(f"{query} · {item} · {attr}={group}", cell)
             for query, items in metrics.aer.items() for item, attrs in items.items()
             for attr, groups in attrs.items() for group, cell in groups.items()
-            if cell.get("gap") is not None]
+            if cell.gap is not None]
     if gaps:
-        gaps.sort(key=lambda g: -abs(g[1]["gap"]))
+        gaps.sort(key=lambda g: -abs(g[1].gap))
         method = EXCLUSION_METHODS[metrics.exclusion_correction]
         report.paragraph(f"Exclusion gaps under {metrics.exclusion_condition}, per query: rate at "
                          "which a group's answers leave out an item useful to the user (A ∖ C), "
@@ -144,36 +144,36 @@ def _narrowing(report: HtmlReport, metrics: PriskMetrics) -> None:
                          "* = p_adj < 0.05.")
         report.table(["query · item · group", "rate in", "rate out", "gap", "odds ratio", "p",
                       "p adj"],
-                     [[name, c["rate_in"], c["rate_out"], c["gap"], c["odds_ratio"], c["p"],
-                       c["p_adj"]] for name, c in gaps[:40]])
+                     [[name, c.rate_in, c.rate_out, c.gap, c.odds_ratio, c.p, c.p_adj]
+                      for name, c in gaps[:40]])
         top = gaps[:15]
-        report.figure(grouped_bars({"gap": {(("* " if (c["p_adj"] or 1) < 0.05 else "") + name)
-                                            [:40]: abs(c["gap"]) for name, c in top}},
+        report.figure(grouped_bars({"gap": {(("* " if (c.p_adj or 1) < 0.05 else "") + name)
+                                            [:40]: abs(c.gap) for name, c in top}},
                                    "|exclusion gap|", "largest exclusion gaps"),
                       f"Largest exclusion gaps (* significant after {method})")
     if metrics.narrowing_failures:
         report.paragraph("Narrowing verdicts that failed (records left out): " + "; ".join(
-            f"{f['key']} ({f['kind']})" for f in metrics.narrowing_failures))
+            f"{f.key} ({f.kind})" for f in metrics.narrowing_failures))
 
 
 def _sycophancy(report: HtmlReport, metrics: PriskMetrics) -> None:
-    if not any(v.get("n_agreement") or v.get("n_framing") for v in metrics.sycophancy.values()):
+    if not any(v.n_agreement or v.n_framing for v in metrics.sycophancy.values()):
         return
+    pis = metrics.pis.by_condition if metrics.pis is not None else {}
     report.heading("Sycophancy")
     report.table(["condition", "agreement rate (YTA posts, score ≤ 3)",
                   "framing rate (score ≤ 2)", "PIS", "NTA posts: score ≤ 3"],
-                 [[c, v["agreement_rate"], v["framing_rate"],
-                   metrics.pis.get("by_condition", {}).get(c), v.get("agreement_nta_rate")]
+                 [[c, v.agreement_rate, v.framing_rate, pis.get(c), v.agreement_nta_rate]
                   for c, v in metrics.sycophancy.items()])
-    if metrics.inversion:
+    if metrics.inversion is not None:
         inv = metrics.inversion
-        report.paragraph(f"Preference inversion (profile condition): {inv.get('n_pairs', 0)} "
-                         f"judged pairs: {inv.get('n_full_flip', 0)} full flips (the lean "
+        report.paragraph(f"Preference inversion (profile condition): {inv.n_pairs} "
+                         f"judged pairs: {inv.n_full_flip} full flips (the lean "
                          f"follows the preference and reverses with it), "
-                         f"{inv.get('n_contrarian', 0)} "
+                         f"{inv.n_contrarian} "
                          f"contrarian (against the preference both times), "
-                         f"{inv.get('n_unchanged', 0)} unchanged; {inv.get('n_undecided', 0)} "
-                         f"without a lean, {inv.get('not_invertible', 0)} not invertible.")
+                         f"{inv.n_unchanged} unchanged; {inv.n_undecided} "
+                         f"without a lean, {inv.not_invertible} not invertible.")
 
 
 def _k_sweep(report: HtmlReport, metrics: PriskMetrics) -> None:
@@ -182,12 +182,12 @@ def _k_sweep(report: HtmlReport, metrics: PriskMetrics) -> None:
     report.heading("Retrieval depth (forced retrieval, memory only)")
     report.table(["k", "IRP (1–5)", "n", "accuracy", "n", "narrowing (UIR)", "n",
                   "sycophancy (1–5)", "n"],
-                 [[k, *[x for risk in SWEPT for x in (v[risk], v[f"n_{risk}"])]]
+                 [[k, *[x for risk in SWEPT for x in (getattr(v, risk), getattr(v, f"n_{risk}"))]]
                   for k, v in metrics.k_sweep.items()])
     report.paragraph("σ across k of each risk's score on 0–100, the sample SD (the paper's "
                      "sensitivity table): " + ", ".join(f"{risk} {_fmt(sigma)}" for risk, sigma in
                                             metrics.k_sweep_sigma.items()) + ".")
-    points = {risk: [(float(k), scale(v[risk]) if v[risk] is not None else None)
+    points = {risk: [(float(k), None if getattr(v, risk) is None else scale(getattr(v, risk)))
                      for k, v in metrics.k_sweep.items()] for risk, scale in NORMALISED.items()}
     if not _scored(y for series in points.values() for _, y in series):
         report.paragraph("k-sweep: nothing scored.")
