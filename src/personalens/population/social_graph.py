@@ -4,9 +4,13 @@ An edge u -> v with relation r reads "v is u's r". Every relation has an inverse
 sibling/sibling, ...), and the graph always holds both directions.
 """
 
-from dataclasses import dataclass, field
+from __future__ import annotations
 
-import networkx as nx
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported where a graph is made: reading the module (a command's help) is light
+    import networkx as nx
 
 INVERSE = {"parent": "child", "child": "parent", "sibling": "sibling", "partner": "partner",
            "coworker": "coworker", "friend": "friend"}
@@ -44,6 +48,8 @@ def normalise_relation(word: str) -> str | None:
 
 def build_graph(people: list[str], relations: list[Relation]) -> tuple[nx.DiGraph, GraphReport]:
     """A consistent graph from (possibly contradictory) model output, and what was fixed."""
+    import networkx as nx
+
     graph = nx.DiGraph()
     graph.add_nodes_from(people)
     report = GraphReport()
@@ -90,6 +96,8 @@ def _limit_partners(graph: nx.DiGraph, report: GraphReport) -> None:
 
 def _break_parent_cycles(graph: nx.DiGraph, report: GraphReport) -> None:
     """Nobody may be their own ancestor; a parent edge that closes a cycle becomes 'friend'."""
+    import networkx as nx
+
     parents = nx.DiGraph((u, v) for u, v, r in graph.edges(data="relation") if r == "parent")
     while True:
         try:
@@ -143,6 +151,8 @@ def to_release_json(graph: nx.DiGraph, personas: dict[str, str]) -> dict:
 def from_release_json(data: dict) -> nx.DiGraph:
     """Read a graph written by `to_release_json` (or the release itself) back."""
     names = {node["node"]: node["properties"]["name"] for node in data["nodes"]}
+    import networkx as nx
+
     graph = nx.DiGraph()
     graph.add_nodes_from(names.values())
     for edge in data["edges"]:
