@@ -13,7 +13,6 @@ import pytest
 
 from personalens.stats import agreement
 from personalens.stats.agreement import (
-    agreement_figures,
     agreement_weights,
     cohen_kappa,
     exact_agreement,
@@ -24,6 +23,12 @@ from personalens.stats.agreement import (
 from personalens.stats.bootstrap import _percentiles
 
 FIVE = [1, 2, 3, 4, 5]
+
+
+def agreement_figures(*ratings, **options) -> dict[str, dict]:
+    """The four figures as metrics hold them: {name: {value, ci_low, ci_high, n}}."""
+    return {name: figure.model_dump()
+            for name, figure in agreement.agreement_figures(*ratings, **options).items()}
 
 # Case A, categories [1, 2, 3]; units (a, b): (1,1) (1,2) (2,2) (3,3) (3,1). Counts, a by b:
 #          b=1 b=2 b=3 | a's margin

@@ -14,6 +14,7 @@ from personalens.judge_audit.thresholds import verdict, worst
 from personalens.lenses.judged import JudgedVerdict
 from personalens.stats.agreement import agreement_figures
 from personalens.stats.bootstrap import bootstrap_ci
+from personalens.stats.estimate import CLOPPER_PEARSON, Estimate
 
 AGREEMENT = ("exact", "alpha", "ac2")
 SHOWN_FAILURES = 25  # failed probes per judge and metric kept in audit.json and the report
@@ -35,9 +36,9 @@ def probe_figures(records: list[AuditRecord], limits) -> dict[str, Figure]:
             low, high, value = float(ci.low), float(ci.high), passed / n
         else:
             low = high = value = None
-        out[f"probe.{family}"] = Figure(value=value, ci_low=low, ci_high=high, n=n,
-                                        verdict=verdict("probe", value, n, limits, high),
-                                        kind="probe")
+        out[f"probe.{family}"] = Figure.with_bounds(
+            value, (low, high), n, method=CLOPPER_PEARSON,
+            verdict=verdict("probe", value, n, limits, high), kind="probe")
     return out
 
 
@@ -54,9 +55,9 @@ def agreement(a: list, b: list, scale: tuple[int, int], limits, seed: int,
     return {f"{prefix}.{name}": _figure(figures[name], name, limits) for name in wanted}
 
 
-def _figure(found: dict, kind: str, limits) -> Figure:
-    return Figure(**found, verdict=verdict(kind, found["value"], found["n"], limits,
-                                           found["ci_high"]), kind=kind)
+def _figure(found: Estimate, kind: str, limits) -> Figure:
+    return Figure.with_bounds(found.value, found.bounds, found.n, verdict=verdict(
+        kind, found.value, found.n, limits, found.ci_high), kind=kind)
 
 
 def _floats(values: list) -> np.ndarray:
@@ -113,9 +114,9 @@ def headline_figure(records: list[AuditRecord], verdicts: dict[str, JudgedVerdic
                          for r in by_item[items[i]]])
 
     value = over(np.arange(len(items)), lambda r: r.first)
-    low, high = bootstrap_ci(np.arange(len(items)), lambda rows: over(rows, lambda r: r.first),
-                             seed=seed)
-    out = Headline(value=value, ci_low=low, ci_high=high, n=len(items))
+    out = Headline.with_bounds(value, bootstrap_ci(
+        np.arange(len(items)), lambda rows: over(rows, lambda r: r.first), seed=seed),
+        len(items))
     if records and records[0].repeats:
         rng = np.random.default_rng(seed + 1)
 

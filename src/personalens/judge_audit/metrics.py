@@ -3,14 +3,12 @@
 import pydantic
 
 from personalens.runs import Metrics
+from personalens.stats.estimate import Estimate
 
 
-class Figure(pydantic.BaseModel):
-    """One reliability figure: its value with a 95 % CI over units, and its verdict."""
+class Figure(Estimate):
+    """One reliability figure: its value with a 95 % CI over n units, and its verdict."""
 
-    value: float | None
-    ci_low: float | None
-    ci_high: float | None
     n: int
     verdict: str  # reliable | doubtful | unreliable | undefined (judge_audit.thresholds)
     kind: str  # which thresholds judged it: probe, exact, alpha, ac2, kappa
@@ -27,12 +25,9 @@ class FailedProbe(pydantic.BaseModel):
     probe: str
 
 
-class Headline(pydantic.BaseModel):
-    """The metric on the audited sample, as this judge scores it."""
+class Headline(Estimate):
+    """The metric on the audited sample, as this judge scores it, over its n items."""
 
-    value: float | None
-    ci_low: float | None
-    ci_high: float | None
     n: int
     # With --repeats: the CI when each verdict's score is also drawn from its repeats, i.e.
     # the judge's own noise added to the items' (docs/judges.md says what this assumes).

@@ -10,6 +10,7 @@ from typing import Literal
 import numpy as np
 
 from personalens.stats.bootstrap import _CHUNK_VALUES, _percentiles
+from personalens.stats.estimate import Estimate
 
 SCALE = (1, 5)  # the rubric scale: kappa's quadratic weights count steps on it
 
@@ -162,8 +163,8 @@ def krippendorff_alpha(a: np.ndarray, b: np.ndarray, *,
 
 def agreement_figures(a: np.ndarray, b: np.ndarray, categories: Sequence[float], *,
                       level: _Level = "ordinal", weights: _Weights = "quadratic",
-                      resamples: int = 1000, seed: int = 0) -> dict[str, dict]:
-    """{exact, alpha, ac2, kappa}, each {value, ci_low, ci_high, n}: the four figures and 95 % CIs.
+                      resamples: int = 1000, seed: int = 0) -> dict[str, Estimate]:
+    """{exact, alpha, ac2, kappa}: the four figures, each an `Estimate` with its 95 % CI.
 
     `value` is the statistic over every unit both rated, `n` their number. The CIs are
     percentile bootstrap intervals over those units, and every statistic is computed on the
@@ -205,7 +206,7 @@ def agreement_figures(a: np.ndarray, b: np.ndarray, categories: Sequence[float],
     for name, value in values.items():
         defined = samples[name][~np.isnan(samples[name])]
         low, high = _percentiles(defined, _LEVEL) if defined.size else (None, None)
-        figures[name] = {"value": value, "ci_low": low, "ci_high": high, "n": n}
+        figures[name] = Estimate(value=value, ci_low=low, ci_high=high, n=n)
     return figures
 
 

@@ -1,6 +1,6 @@
 """Percentile bootstrap confidence intervals over independent units (questions, queries, pairs).
 
-All three functions draw the same resamples for the same seed and number of units, so a mean's
+All of them draw the same resamples for the same seed and number of units, so a mean's
 CI is the same whichever of them computes it.
 """
 
@@ -73,13 +73,6 @@ def mean_cis(columns: Sequence[np.ndarray], *, resamples: int = 1000, level: flo
         for k, i in enumerate(indices):
             out[i] = _percentiles(means[k], level)
     return out
-
-
-def mean_with_ci(values: np.ndarray, *, seed: int = 0) -> dict:
-    """{value, ci_low, ci_high, n}: a mean and its 95 % bootstrap CI (None when empty)."""
-    low, high = mean_ci(values, seed=seed)
-    return {"value": float(np.mean(values)) if len(values) else None, "ci_low": low,
-            "ci_high": high, "n": int(len(values))}
 
 
 def _percentiles(values: np.ndarray, level: float) -> tuple[float, float]:

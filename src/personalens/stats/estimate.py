@@ -19,7 +19,7 @@ import pydantic
 
 BOOTSTRAP = "bootstrap-percentile"  # 95 % percentile bootstrap over the units (1,000 resamples)
 NORMAL = "normal"  # estimate ± 1.96 standard errors (a model's coefficient)
-NO_CI = "no CI"  # a value whose interval was not computed
+CLOPPER_PEARSON = "clopper-pearson"  # the exact binomial interval of a share
 BOUNDS = ("ci_low", "ci_high")  # the keys of an interval's ends
 
 
