@@ -78,8 +78,9 @@ class ToyLens(Lens):
     async def run_item(self, item: Toy) -> ToyRecord:
         self.ran.append(item.key)
         if item.key == self.interrupt_at:
-            os.kill(os.getpid(), self.interrupt_signal)  # a real Ctrl-C (or SIGTERM)
-            await asyncio.sleep(5)
+            if self.interrupt_signal:  # a real Ctrl-C (or SIGTERM); 0: wait for one from outside
+                os.kill(os.getpid(), self.interrupt_signal)
+            await asyncio.sleep(5 if self.interrupt_signal else 120)
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)
         await asyncio.sleep(0.01)
@@ -184,25 +185,73 @@ finally:
 """
 
 
-@pytest.mark.parametrize(("signal_number", "status", "said"), [
-    (signal.SIGINT, 130, "interrupted; rerun the same command to resume"),
-    # What timeout, a batch scheduler or docker stop send.
-    (signal.SIGTERM, 143, "terminated (SIGTERM); rerun the same command to resume"),
-])
-def test_an_interrupted_run_is_recorded_as_such_and_resumes(tmp_path, signal_number, status,
-                                                             said):
-    out = tmp_path / "run"
-    # In a process of its own: the signal is delivered to the whole interpreter, as a user's is.
-    result = subprocess.run([sys.executable, "-c", _INTERRUPTED, str(Path(__file__).parents[2]),
-                             str(out), str(int(signal_number))],
-                            capture_output=True, text=True, timeout=120)
-    assert result.returncode == status, result.stderr
-    assert result.stdout.strip() == "closed"
-    assert said in result.stderr and "Traceback" not in result.stderr
-    assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
+def _interrupted_run(out: Path, signal_number: int, launcher: list[str] = (),
+                     ignore_sigint: bool = False) -> subprocess.CompletedProcess:
+    """The toy lens in a process of its own (a signal is delivered to the whole interpreter,
+    as a user's is), started by `launcher` (`bash -c '"$@" & wait $!'`, timeout, nohup)."""
+    command = [*launcher, sys.executable, "-c", _INTERRUPTED, str(Path(__file__).parents[2]),
+               str(out), str(int(signal_number))]
+    ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint else None
+    return subprocess.run(command, capture_output=True, text=True, timeout=120,
+                          preexec_fn=ignore)
+
+
+def _assert_resumes(out: Path) -> None:
     assert [r["key"] for r in _records(out)] == ["a", "b"]
     resumed = ToyLens(keys=["a", "b", "c", "d"])
     assert run_lens(resumed, out, progress=False).complete and resumed.ran == ["c", "d"]
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(("signal_number", "status", "said", "recorded"), [
+    (signal.SIGINT, 130, "interrupted; rerun the same command to resume", "interrupted"),
+    # What timeout, a batch scheduler or docker stop send.
+    (signal.SIGTERM, 143, "terminated (SIGTERM); rerun the same command to resume",
+     "terminated"),
+])
+def test_an_interrupted_run_is_recorded_as_such_and_resumes(tmp_path, signal_number, status,
+                                                             said, recorded):
+    out = tmp_path / "run"
+    result = _interrupted_run(out, signal_number)
+    assert result.returncode == status, result.stderr
+    assert result.stdout.strip() == "closed"
+    assert said in result.stderr and "Traceback" not in result.stderr
+    assert json.loads((out / "manifest.json").read_text())["status"] == recorded
+    _assert_resumes(out)
+
+
+BACKGROUND = ["bash", "-c", '"$@" & wait $!', "background"]  # a script's job: SIGINT ignored
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(("launcher", "ignore_sigint", "signal_number"), [
+    ([], True, signal.SIGTERM),  # SIGINT ignored by whoever started it
+    (BACKGROUND, False, signal.SIGTERM),
+    (["bash", "-c", 'nohup "$@" & wait $!', "nohup"], False, signal.SIGTERM),
+    # timeout sends the SIGTERM itself (the lens waits for it), to a background job.
+    (["bash", "-c", 'timeout --preserve-status 3 "$@" & wait $!', "timeout"], False, 0),
+], ids=["sigint-ignored", "background", "nohup", "timeout"])
+def test_sigterm_stops_a_run_whatever_the_launcher_did_with_sigint(
+        tmp_path, launcher, ignore_sigint, signal_number):
+    out = tmp_path / "run"
+    result = _interrupted_run(out, signal_number, launcher, ignore_sigint)
+    assert result.returncode == 143, result.stderr
+    assert result.stdout.strip() == "closed"
+    assert "terminated (SIGTERM); rerun the same command to resume" in result.stderr
+    assert json.loads((out / "manifest.json").read_text())["status"] == "terminated"
+    _assert_resumes(out)
+
+
+def test_sigterm_handling_leaves_the_callers_handler_in_place(tmp_path):
+    def mine(signum, frame):
+        pass
+
+    previous = signal.signal(signal.SIGTERM, mine)
+    try:
+        assert run_lens(ToyLens(), tmp_path / "run", progress=False).complete
+        assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def test_blocking_work_runs_off_the_loop_and_can_call_back_into_it():
@@ -359,6 +408,7 @@ def test_the_cli_says_whether_a_rerun_can_help():
     assert _retry_advice(tally(True, unrecorded=1)).startswith("rerun the same command")
 
 
+@pytest.mark.subprocess
 def test_outputs_follow_the_users_umask(tmp_path):
     """report.html, metrics.json and the manifest were written 0600 (mkstemp's mode)."""
     script = ("import os, sys; sys.path.insert(0, sys.argv[1]); os.umask(0o002)\n"

@@ -159,7 +159,7 @@ def test_sigterm_mid_run_is_an_interruption_with_exit_143(tmp_path, reference):
         assert process.returncode == 143, stderr
         assert "terminated (SIGTERM); rerun the same command to resume" in stderr
         assert "Traceback" not in stderr
-        assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
+        assert json.loads((out / "manifest.json").read_text())["status"] == "terminated"
         done = (out / "records.jsonl").read_text().count("\n")
         assert 1 <= done < 54
         assert personalens(*args).returncode == 0

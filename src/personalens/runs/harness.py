@@ -8,7 +8,6 @@ docker stop) likewise with 143; the caller exits 3 when it is incomplete.
 """
 
 import asyncio
-import contextlib
 import signal
 import sys
 import threading
@@ -51,14 +50,14 @@ def run_lens(lens: Lens, out: Path, *, progress: bool = True) -> Outcome:
     run = RunDirectory.open(out, lens.identity().manifest(
         package_versions(), schema=lens.record_model.schema_tag()))
     status = "interrupted"
-    terminated: list[int] = []
     try:
-        with _sigterm_as_interrupt(terminated):
-            outcome = asyncio.run(_lifecycle(lens, run, display))
+        outcome = _run_stoppable(_lifecycle(lens, run, display))
         status = "complete" if outcome.complete else "incomplete"
         return outcome
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated) as stop:
         # Every finished item is already on disk; the same command picks up from there.
+        terminated = isinstance(stop, Terminated)
+        status = "terminated" if terminated else "interrupted"
         how = "terminated (SIGTERM)" if terminated else "interrupted"
         print(f"personalens: {how}; rerun the same command to resume: "
               f"{run.manifest.command}".rstrip(": "), file=sys.stderr)
@@ -68,26 +67,44 @@ def run_lens(lens: Lens, out: Path, *, progress: bool = True) -> Outcome:
         run.close(status)
 
 
-@contextlib.contextmanager
-def _sigterm_as_interrupt(received: list[int]):
-    """SIGTERM takes Ctrl-C's path: asyncio.run cancels the run and raises KeyboardInterrupt.
+class Terminated(Exception):
+    """SIGTERM arrived: the run was cancelled as after a Ctrl-C."""
 
-    Re-raising it as SIGINT (rather than raising here) lets asyncio's own SIGINT handler stop
-    the loop cleanly, so lens.aclose and the manifest's status run as after a Ctrl-C.
+
+def _run_stoppable(lifecycle):
+    """Run the lifecycle; SIGTERM cancels it as Ctrl-C does, whatever the launcher did to SIGINT.
+
+    asyncio.run cancels the main task on Ctrl-C, but it installs that handler only when SIGINT
+    has its default handler: a job a script started in the background (`cmd &`, nohup, many
+    batch launchers) has SIGINT ignored. So SIGTERM cancels the task itself, on the loop: the
+    lens's finally blocks and aclose run, and the run is recorded as terminated.
     """
     if threading.current_thread() is not threading.main_thread():
-        yield  # only the main thread may set handlers; a caller's thread keeps its own
-        return
+        return asyncio.run(lifecycle)  # only the main thread may set handlers
 
-    def on_sigterm(signum, frame):
-        received.append(signum)
-        signal.raise_signal(signal.SIGINT)
+    received: list[int] = []
 
-    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    async def main():
+        task, loop = asyncio.current_task(), asyncio.get_running_loop()
+
+        def on_sigterm():
+            received.append(signal.SIGTERM)
+            task.cancel()
+
+        loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+        try:
+            return await lifecycle
+        except asyncio.CancelledError:
+            if received:
+                raise Terminated() from None
+            raise
+
+    previous = signal.getsignal(signal.SIGTERM)
     try:
-        yield
+        return asyncio.run(main())
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if previous is not None:  # the loop's removal would leave SIG_DFL, not the caller's
+            signal.signal(signal.SIGTERM, previous)
 
 
 async def _lifecycle(lens: Lens, run: RunDirectory, progress: ItemProgress) -> Outcome:
