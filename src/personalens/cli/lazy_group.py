@@ -1,8 +1,8 @@
 """A command group that builds a sub-command only when it is looked up.
 
 The group knows each sub-command's one-line summary without importing it, so a group's --help
-and every sibling's --help stay fast: `personalens pqb eval --help` imports pqb's eval options
-and nothing of `pqb build` or `pqb export-beir`.
+and every sibling's --help stay fast: `personalens <lens> eval --help` imports that lens's eval
+options and nothing of its other commands.
 """
 
 from collections.abc import Callable

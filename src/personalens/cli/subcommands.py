@@ -31,7 +31,7 @@ _COMMANDS = {
     "compare": ("Systems side by side in the lens's paper layout, with paired tests between "
                 "every two on their shared items.",
                 "personalens.compare.command:compare_command",
-                "personalens compare runs/pqb-bm25 runs/pqb-minilm --out runs/pqb-compare"),
+                "personalens compare runs/eval-bm25 runs/eval-minilm --out runs/compare"),
     "scorecard": ("Evaluate several systems through every lens on one population, and "
                   "compare them.", "personalens.scorecard.command:scorecard_command",
                   "personalens scorecard --system small=local/smollm2-135m --size tiny "
@@ -40,10 +40,10 @@ _COMMANDS = {
                        "directory (manifest, records, metrics, report), so `personalens "
                        "compare` and the reports read it.",
                        "personalens.inspect_tasks.import_command:import_inspect_command",
-                       "personalens import-inspect logs/2026-01-05T10-00-00_prefdisco.eval "
-                       "--out runs/prefdisco-inspect"),
+                       "personalens import-inspect logs/2026-01-05T10-00-00_task.eval "
+                       "--out runs/from-inspect"),
 }
-JUDGE_AUDIT = ("How far the LLM judges that scored a prefdisco or prisk run can be trusted. "
+JUDGE_AUDIT = ("How far the LLM judges that scored a run can be trusted. "
                "`judge-audit RUN --out DIR` audits (the `run` command); `judge-audit export "
                "RUN --out labels.csv` writes verdicts for people to label.")
 
