@@ -9,11 +9,7 @@ CONDITION = "profile_retrieval"  # full personalisation: profile and memory
 
 
 def _score(metrics: PriskMetrics, risk: str) -> Estimate | None:
-    figure = metrics.scores_100.get(risk, {}).get(CONDITION)
-    if not isinstance(figure, dict) or "value" not in figure:
-        return None
-    return Estimate(value=figure["value"], ci_low=figure.get("ci_low"),
-                    ci_high=figure.get("ci_high"), n=figure.get("n"))
+    return metrics.scores_100.get(risk, {}).get(CONDITION)
 
 
 def irp(metrics: PriskMetrics, options: EvalOptions) -> Estimate | None:

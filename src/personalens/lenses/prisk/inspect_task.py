@@ -37,10 +37,10 @@ def figures(line: dict) -> dict[str, float]:
 
 def headlines(metrics: PriskMetrics) -> dict[str, float]:
     """Each risk's mean per condition, IRP normalised, and the inversion's full-flip rate."""
-    out = {f"{risk}/{condition}": cell["value"]
+    out = {f"{risk}/{condition}": cell.value
            for risk, by_condition in metrics.risk_means.items()
            for condition, cell in by_condition.items()}
-    out |= {f"irp_normalised/{c}": row.get("normalised") for c, row in metrics.irp.items()}
-    if metrics.inversion.get("full_flip_rate") is not None:
-        out["inversion/full_flip_rate"] = metrics.inversion["full_flip_rate"]
+    out |= {f"irp_normalised/{c}": row.normalised for c, row in metrics.irp.items()}
+    if metrics.inversion is not None and metrics.inversion.full_flip_rate is not None:
+        out["inversion/full_flip_rate"] = metrics.inversion.full_flip_rate
     return out
