@@ -40,7 +40,7 @@ class LazyGroup(TyperGroup):
 
 
 def subcommand(group, path: tuple[str, ...] | list[str]):
-    """The command at `path` under `group` ("prefdisco", "eval"), built as the CLI would."""
+    """The command at `path` under `group` ("<lens>", "eval"), built as the CLI would."""
     command = group
     for name in path:
         command = command.get_command(command.context_class(command), name)
