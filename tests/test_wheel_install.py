@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow  # builds a wheel and runs generate: about 15-25 s
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]  # builds a wheel, runs generate: 15-25 s
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "src" / "personalens"

@@ -53,6 +53,8 @@ def _demo(out: Path):
     return result.output.splitlines()
 
 
+@pytest.mark.minilm
+@pytest.mark.slow
 def test_demo_generates_evaluates_and_explains_its_headline_numbers(tmp_path, scripted):
     out = tmp_path / "demo"
     lines = _demo(out)

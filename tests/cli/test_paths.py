@@ -45,6 +45,8 @@ def places(tmp_path, monkeypatch):
     return home, work
 
 
+@pytest.mark.minilm
+@pytest.mark.slow
 def test_personabench_and_pqb_from_another_directory(places):
     home, work = places
     shutil.copytree(EXAMPLE, home / "real" / "example")
@@ -161,6 +163,7 @@ def test_user_path_expands_home_and_the_working_directory(tmp_path, monkeypatch)
     assert user_path("link") == tmp_path / "link"  # the name given, not where it points
 
 
+@pytest.mark.minilm
 def test_the_builds_from_another_directory(places):
     """generate, prefdisco build and prisk build read their input files through relative,
     `~` and symlinked paths (a scripted model writes nothing valid: the runs end incomplete,

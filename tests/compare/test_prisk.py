@@ -110,6 +110,7 @@ def _pair(comparison: dict, headline: str) -> dict:
     return next(p for p in comparison["pairs"] if p["headline"] == headline)
 
 
+@pytest.mark.slow
 def test_paired_differences_hand_computed(runs):
     comparison = runs[2]
     assert list(comparison["runs"]) == [A, B]

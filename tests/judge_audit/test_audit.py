@@ -73,6 +73,7 @@ def findings(audit, metric, judge):
     return audit["metrics"][metric]["judges"][f"openai/scripted-{judge}"]
 
 
+@pytest.mark.slow
 def test_the_sound_judge_is_reliable_on_every_metric(audited):
     audit, _, _ = audited
     for metric in ("irp", "agreement", "framing", "pis"):

@@ -255,6 +255,7 @@ def _server_judge(body: dict) -> str:
     return JUDGES["sound"](body["messages"], body)
 
 
+@pytest.mark.slow
 def test_kill_9_mid_audit_then_resume_equals_an_uninterrupted_audit(run_copy, tmp_path,
                                                                     monkeypatch):
     # 4 verdicts per metric (16), every check: about 90 requests to the HTTP server.

@@ -23,6 +23,7 @@ def _dom(path) -> str:
         capture_output=True, text=True, timeout=120).stdout
 
 
+@pytest.mark.chromium
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (installed by .ci/run)")
 def test_payloads_in_a_report_do_not_execute(tmp_path):
     control = tmp_path / "control.html"

@@ -3,7 +3,6 @@
 import json
 
 import numpy as np
-import onnx
 import pytest
 
 from personalens.errors import InputError
@@ -60,6 +59,8 @@ def test_export_key_changes_with_the_calibration_texts(monkeypatch, tmp_path):
 
 @pytest.mark.slow
 def test_int8_minilm_is_close_to_fp32_and_cached_apart(tmp_path, monkeypatch):
+    import onnx
+
     cache = EmbeddingCache(tmp_path / "e.sqlite")
     fp32, int8 = DenseRetriever("minilm", cache=cache), get_retriever("minilm-int8")
     assert isinstance(int8, DenseRetriever)

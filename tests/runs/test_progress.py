@@ -96,6 +96,7 @@ run_lens(Slow(keys=["a", "b", "c"], concurrency=1, failing={"b"}), Path(sys.argv
 """
 
 
+@pytest.mark.subprocess
 def test_a_run_piped_to_a_file_reports_progress_while_it_runs(tmp_path):
     process = subprocess.Popen(
         [sys.executable, "-c", _SLOW_RUN, str(Path(__file__).parents[2]), str(tmp_path / "run")],

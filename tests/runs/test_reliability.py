@@ -68,6 +68,7 @@ def _assert_killed_mid_run(process, out, kill_after: int, planned: int) -> None:
     assert kill_after <= done < planned, (kill_after, done, planned)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trial", range(10))
 def test_kill_9_at_a_random_point_then_resume(tmp_path, reference, trial):
     kill_after = random.Random(trial).randint(1, 50)
@@ -83,6 +84,7 @@ def test_kill_9_at_a_random_point_then_resume(tmp_path, reference, trial):
     assert _scored(resumed) == _scored(_records(reference))
 
 
+@pytest.mark.slow
 def test_adaptive_concurrency_converges_under_a_rate_limit(tmp_path, reference):
     out = tmp_path / "run"
     with FaultServer(oracle, rate_limit_per_second=15) as server:
@@ -118,6 +120,7 @@ def generated_reference(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trial", range(10))
 def test_generate_killed_at_a_random_point_resumes_to_identical_data(tmp_path, trial,
                                                                      generated_reference):
@@ -148,6 +151,7 @@ def test_generate_with_broken_structured_outputs_still_completes(tmp_path):
     assert check.returncode == 0, check.stderr
 
 
+@pytest.mark.slow
 def test_sigterm_mid_run_is_an_interruption_with_exit_143(tmp_path, reference):
     """timeout, batch schedulers and docker stop send SIGTERM: the real CLI, a real signal."""
     out = tmp_path / "run"

@@ -105,6 +105,7 @@ def test_a_run_of_an_older_record_schema_is_refused_and_left_untouched(tmp_path,
     again.close("complete")
 
 
+@pytest.mark.subprocess
 def test_a_directory_locked_by_another_process_is_refused(tmp_path):
     holder = subprocess.Popen(
         [sys.executable, "-c",

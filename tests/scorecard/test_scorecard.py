@@ -97,6 +97,8 @@ def built(tmp_path_factory) -> Iterator[Built]:
 
 # --- the runs and the card ---------------------------------------------------------------------
 
+@pytest.mark.minilm
+@pytest.mark.slow
 def test_every_lens_runs_for_every_system_in_its_own_complete_run(built):
     assert built.complete
     for folder in ("population", "data/pqb", "data/prefdisco", "data/prisk"):
@@ -323,6 +325,7 @@ def test_cli_dry_run_on_an_empty_folder_lists_the_stages_to_run_and_writes_nothi
 # --- resuming and adding a system (these run the scorecard again in the module's folder, so
 # they come after the tests that read its first run's files) ------------------------------------
 
+@pytest.mark.slow
 def test_a_rerun_calls_no_model_and_writes_the_same_card(built):
     calls = len(built.roles.calls)
     card, complete = run_scorecard(built.plan, echo=lambda text: None, progress=False)
@@ -341,6 +344,7 @@ def shared_state(out: Path) -> dict[str, tuple]:
                 read_json(out / f / "manifest.json")["status"]) for f in folders}
 
 
+@pytest.mark.slow
 def test_an_added_system_reuses_the_data_and_runs_only_its_own_evals(built):
     from statsmodels.stats.multitest import multipletests
 
@@ -408,6 +412,7 @@ def test_an_out_folder_holding_other_files_is_refused_and_left_as_it_was(tmp_pat
 
 # --- --audit-judges ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_audit_judges_marks_each_judged_cell_and_the_pairs_within_judge_noise(built):
     """The card rerun with --audit-judges: every judged lens run is audited with the card's
     judge; scorecard.json's judge_audit.<lens>.<metric> copies each audit's verdict, and a pair

@@ -3,6 +3,8 @@ is written. (The other lenses: tests/lenses/<lens>/test_dry_run.py.)"""
 
 import json
 
+import pytest
+
 from personalens.lenses.personabench.call_plan import plan_calls as personabench_plan
 from personalens.lenses.personabench.options import EvalOptions as PersonabenchOptions
 from tests.cli_runner import personalens
@@ -13,6 +15,8 @@ def usage(run_dir) -> dict:
     return json.loads((run_dir / "manifest.json").read_text())["usage"]
 
 
+@pytest.mark.minilm
+@pytest.mark.slow
 def test_personabench_plans_one_answer_per_scored_question_as_a_run_makes(tmp_path):
     out = tmp_path / "run"
     args = ["personabench", "eval", "--data", EXAMPLE, "--retriever", "bm25,minilm",

@@ -124,6 +124,7 @@ def _comparable(records: list[dict]) -> list[dict]:
     return sorted(records, key=lambda r: r["key"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kill_after", [3, 20])
 def test_kill_9_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, kill_after):
     args = ("personabench", "eval", "--data", EXAMPLE, "--noise", "0.0,0.5", "--retriever",
@@ -146,6 +147,7 @@ def test_kill_9_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, kill_a
             == json.loads((reference / "metrics.json").read_text())["conditions"])
 
 
+@pytest.mark.slow
 def test_ctrl_c_leaves_a_resumable_run(tmp_path):
     args = ("personabench", "eval", "--data", EXAMPLE, "--noise", "0.0", "--retriever", "bm25",
             "--model", "openai/m", "--no-cache", "--concurrency", "1")

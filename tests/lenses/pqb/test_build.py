@@ -8,9 +8,6 @@ from pathlib import Path
 import pytest
 
 from personalens.lenses.pqb.candidate_queries import check_candidate
-from personalens.lenses.pqb.pair_selection import SelectionOptions, belongs
-from personalens.lenses.pqb.spacy_pipeline import load_pipeline
-from personalens.lenses.pqb.style_profiles import load_profiles
 from personalens.population.typo_habits import eligible
 from tests.cli_runner import kill_after_records, personalens, start
 from tests.pqb_synthetic import META, write_reviews
@@ -43,6 +40,8 @@ def built(tmp_path_factory):
 
 
 def test_build_writes_a_dataset_that_keeps_every_constraint(built):
+    from personalens.lenses.pqb.spacy_pipeline import load_pipeline
+
     _, out, result = built
     nlp = load_pipeline()
     queries = json.loads((out / "queries.json").read_text())
@@ -63,6 +62,10 @@ def test_build_writes_a_dataset_that_keeps_every_constraint(built):
 
 
 def test_selected_pairs_pass_the_gates_recomputed_from_the_saved_profiles(built):
+    from personalens.lenses.pqb.pair_selection import SelectionOptions, belongs
+    from personalens.lenses.pqb.spacy_pipeline import load_pipeline
+    from personalens.lenses.pqb.style_profiles import load_profiles
+
     _, out, _ = built
     nlp = load_pipeline()
     profiles = load_profiles(out / "style")
@@ -113,6 +116,7 @@ def test_rerunning_a_finished_build_changes_nothing(built):
     assert {name: (out / name).read_bytes() for name in before} == before
 
 
+@pytest.mark.slow
 def test_a_killed_build_resumes_to_the_same_dataset(built, tmp_path):
     root, out, _ = built
     args = ["pqb", "build", "--reviews", root / "reviews.jsonl", "--meta", META, "--out",
@@ -164,6 +168,7 @@ def test_eval_on_built_data_and_compare(built, tmp_path):
     assert sum(i.endswith("/random_typo") for i in ids) == metrics["n_random_typo"]
 
 
+@pytest.mark.minilm
 def test_model_candidates_are_checked_in_code(tmp_path):
     """The scripted model keeps the constraint for two frames and breaks it for the others.
 
@@ -244,6 +249,8 @@ def test_build_from_a_generated_population_reports_typo_recovery(tmp_path, doubl
 def test_the_bundled_model_writes_candidates_that_code_checks(tmp_path):
     """The real in-process SmolLM2 path: its candidates are recorded with a verdict each, and
     its token usage reaches the manifest."""
+    from personalens.lenses.pqb.spacy_pipeline import load_pipeline
+
     write_reviews(tmp_path / "reviews.jsonl")
     out = tmp_path / "b"
     result = personalens("pqb", "build", "--reviews", tmp_path / "reviews.jsonl", "--meta", META,
@@ -260,6 +267,7 @@ def test_the_bundled_model_writes_candidates_that_code_checks(tmp_path):
         assert "no candidate kept the 5-core-term constraint" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_failed_correction_is_retried_and_its_typo_versions_filled_in(tmp_path, monkeypatch):
     """While one user's spelling correction fails, the build is incomplete and their queries have
     no typo version (with the reason recorded); the rerun corrects them and adds the versions,

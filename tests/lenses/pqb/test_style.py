@@ -4,18 +4,11 @@ from collections import Counter
 
 import numpy as np
 import pytest
-import torch
 from scipy.spatial.distance import mahalanobis
 from scipy.stats import multivariate_normal
 
 from personalens.lenses.pqb.pair_selection import SelectionOptions, belongs, select_pair
 from personalens.lenses.pqb.spacy_pipeline import load_pipeline
-from personalens.lenses.pqb.style_encoder import (
-    EncoderOptions,
-    StyleEncoder,
-    supcon_loss,
-    train_encoder,
-)
 from personalens.lenses.pqb.syntax_features import FeatureSpace, sentence_rules, text_rules
 from personalens.lenses.pqb.user_gaussians import (
     CHI2_95_16,
@@ -92,19 +85,28 @@ def _two_users(seed: int = 1, n: int = 60) -> tuple[np.ndarray, np.ndarray]:
     return a / (1 + a), b / (1 + b)
 
 
-OPTIONS = EncoderOptions(epochs=15, batch_size=32, seed=0)
+def _options():
+    from personalens.lenses.pqb.style_encoder import EncoderOptions
+
+    return EncoderOptions(epochs=15, batch_size=32, seed=0)
 
 
 @pytest.fixture(scope="module")
 def trained():
+    from personalens.lenses.pqb.style_encoder import train_encoder
+
     a, b = _two_users()
     X, users = np.vstack([a[:40], b[:40]]), ["A"] * 40 + ["B"] * 40
     epochs: list[tuple[int, float]] = []
-    encoder = train_encoder(X, users, OPTIONS, progress=lambda e, loss: epochs.append((e, loss)))
+    encoder = train_encoder(X, users, _options(), progress=lambda e, loss: epochs.append((e, loss)))
     return encoder, X, users, epochs, (a[40:], b[40:])
 
 
 def test_supcon_loss_hand_computed():
+    import torch
+
+    from personalens.lenses.pqb.style_encoder import supcon_loss
+
     z = torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0]], dtype=torch.float64)
     loss = supcon_loss(z, torch.tensor([0, 0, 1, 1]), temperature=0.1)
     # each anchor: one positive at cosine 1 (logit 10), two negatives at 0
@@ -130,11 +132,15 @@ def test_encoder_separates_two_users_on_held_out_sentences(trained):
 
 
 def test_encoder_is_deterministic_for_a_seed_and_round_trips(trained, tmp_path):
+    import torch
+
+    from personalens.lenses.pqb.style_encoder import EncoderOptions, StyleEncoder, train_encoder
+
     encoder, X, users, _, _ = trained
     torch.manual_seed(123)
     expected_draw = torch.rand(1)
     torch.manual_seed(123)
-    again = train_encoder(X, users, OPTIONS)
+    again = train_encoder(X, users, _options())
     assert torch.equal(torch.rand(1), expected_draw)  # the caller's torch RNG is left alone
     np.testing.assert_array_equal(again.encode(X), encoder.encode(X))
     assert again.history == encoder.history
@@ -145,7 +151,7 @@ def test_encoder_is_deterministic_for_a_seed_and_round_trips(trained, tmp_path):
     encoder.save(path)
     loaded = StyleEncoder.load(path)
     np.testing.assert_array_equal(loaded.encode(X), encoder.encode(X))
-    assert loaded.options == OPTIONS and loaded.history == encoder.history
+    assert loaded.options == _options() and loaded.history == encoder.history
     with np.load(path, allow_pickle=False) as data:  # plain arrays only
         assert all(data[k].dtype != object for k in data.files)
 
@@ -153,12 +159,14 @@ def test_encoder_is_deterministic_for_a_seed_and_round_trips(trained, tmp_path):
 def test_encoder_accepts_sparse_features_and_rejects_bad_input(trained):
     import scipy.sparse
 
+    from personalens.lenses.pqb.style_encoder import train_encoder
+
     encoder, X, users, _, _ = trained
     np.testing.assert_array_equal(encoder.encode(scipy.sparse.csr_matrix(X)), encoder.encode(X))
     with pytest.raises(ValueError, match="expects 40"):
         encoder.encode(X[:, :10])
     with pytest.raises(ValueError, match="at least 2 users"):
-        train_encoder(X, ["A"] * 80, OPTIONS)
+        train_encoder(X, ["A"] * 80, _options())
 
 
 # ---- user Gaussians ----------------------------------------------------------------------------

@@ -59,6 +59,7 @@ def test_shipped_problems_cover_five_domains_with_gold_answers():
         load_problems([], None, ["math", "maths"])
 
 
+@pytest.mark.minilm
 def test_build_writes_release_format_that_eval_loads(tmp_path, generator):
     double, _ = generator
     outcome = run_build(BuildOptions(out=tmp_path / "b", models={"generator": GENERATOR},

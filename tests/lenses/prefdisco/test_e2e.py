@@ -141,6 +141,7 @@ def _records(out) -> list[dict]:
     return sorted((json.loads(line) for line in lines), key=lambda r: r["key"])
 
 
+@pytest.mark.slow
 def test_kill_9_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path):
     folder = _dataset(tmp_path / "data")
     extra = ("--concurrency", "2", "--fixed-questions", "2")

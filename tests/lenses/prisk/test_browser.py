@@ -4,6 +4,8 @@ verdicts; a failed record shows its exchange up to the failure. Built datasets t
 
 import json
 
+import pytest
+
 from personalens.lenses.prisk.build import run_build
 from personalens.lenses.prisk.conditions import BASE_CONDITIONS, conditions_for
 from personalens.lenses.prisk.options import BuildOptions
@@ -77,6 +79,7 @@ def test_a_failed_record_shows_its_exchange_up_to_the_failure(tmp_path, monkeypa
     assert dict(entries["i2/base"].fields)["judge verdict"].startswith("score 5")
 
 
+@pytest.mark.minilm
 def test_the_build_report_shows_each_record_its_decoy_drafts_and_failures(tmp_path,
                                                                           monkeypatch):
     use_double(monkeypatch, FailingDouble())

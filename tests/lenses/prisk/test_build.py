@@ -212,6 +212,7 @@ def test_population_profiles_map_demographics_and_skip_minors(tmp_path):
                                                       "profession": "Student"}
 
 
+@pytest.mark.minilm
 def test_build_with_profiles_from_a_generated_population(tmp_path, double, monkeypatch):
     assert run_generate(_options(tmp_path / "pop")).complete
     truth = json.loads((tmp_path / "pop/ground_truth/community_0/profiles.json").read_text())
@@ -288,6 +289,7 @@ def test_pairs_are_distinct_and_cover_every_query_first():
     assert {q.query_id for q, _ in pairs[:3]} == {q.query_id for q in queries}
 
 
+@pytest.mark.minilm
 def test_build_writes_records_that_load_back(tmp_path, monkeypatch):
     double = PriskDouble(template_queries=(
         "What is compound interest and how is it different from simple interest?",
@@ -328,6 +330,7 @@ def test_build_writes_records_that_load_back(tmp_path, monkeypatch):
     assert document["risk_type"] == "sycophantic_bias" and document["num_records"] == 3
 
 
+@pytest.mark.minilm
 def test_failing_decoys_are_regenerated_or_fail_their_record(tmp_path, monkeypatch):
     queries = tmp_path / "narrowing.csv"
     queries.write_text("query\n\"What are good ways to learn to cook at home?\"\n"
@@ -351,6 +354,7 @@ def test_failing_decoys_are_regenerated_or_fail_their_record(tmp_path, monkeypat
     assert failure.key.startswith("record/narrowing_")
 
 
+@pytest.mark.minilm
 def test_rerun_replays_every_step_and_writes_identical_files(tmp_path, monkeypatch):
     models = use_double(monkeypatch, PriskDouble())
     options = BuildOptions(out=tmp_path / "b", models={"generator": GENERATOR},
@@ -404,6 +408,7 @@ def _benchmark(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.minilm
 @pytest.mark.parametrize("style", ["conversational", "as-is"])
 def test_benchmark_rows_are_rewritten_as_conversational_questions(tmp_path, monkeypatch, style):
     double = PriskDouble(lossy=("LOSSY",))
@@ -436,6 +441,7 @@ def test_benchmark_rows_are_rewritten_as_conversational_questions(tmp_path, monk
     assert document["sources"]["benchmark_questions"] == "conversational"
 
 
+@pytest.mark.minilm
 @pytest.mark.parametrize(("given", "profiles", "drafted"), [(None, 1, 3), (None, 2, 6),
                                                             (5, 2, 5)])
 def test_candidates_default_to_three_per_profile(tmp_path, monkeypatch, given, profiles,

@@ -55,6 +55,7 @@ def test_eval_through_the_cli_against_a_real_http_server(tmp_path):
     assert "Attribution: score ~ P × M + (1 | record)" in page and "Narrowing" in page
 
 
+@pytest.mark.slow
 def test_kill_9_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path):
     data = dataset(tmp_path / "data")
     extra = ("--concurrency", "1")

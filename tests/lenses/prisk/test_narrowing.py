@@ -1,7 +1,6 @@
 """PRISK narrowing: hand-computed coverage metrics and the per-query A ∖ C exclusion table."""
 
 import pytest
-from scipy import stats
 
 from personalens.lenses.prisk.narrowing import (
     ExclusionRow,
@@ -98,6 +97,8 @@ def _rows():
 
 
 def test_excluded_means_useful_and_not_covered_per_query():
+    from scipy import stats
+
     table = exclusion_table(_rows())
     assert set(table) == {"q1", "q2"}
     female = table["q1"]["x"]["gender"]["female"]
