@@ -113,8 +113,8 @@ class Plan:
 def card(lens: str) -> Scorecard:
     """The lens's scorecard declaration."""
     declared = lens_commands(lens).scorecard
-    if declared is None:
-        raise ValueError(f"the lens {lens!r} declares no scorecard")
+    if declared is None or lens_commands(lens).command(declared.eval.command).metrics is None:
+        raise ValueError(f"the lens {lens!r} declares no scorecard, or its eval no metrics model")
     return declared
 
 
