@@ -1,5 +1,6 @@
-"""What the attribution fits of `stats.mixed_effects` return, as models: light to import
-(no pandas or statsmodels), so a lens's records and metrics can hold them."""
+"""What the attribution fits of `stats.mixed_effects` and the sign-flip test of
+`stats.permutation` return, as models: light to import (no numpy, pandas or statsmodels), so a
+lens's records, metrics and options can hold them."""
 
 from typing import ClassVar
 
@@ -70,3 +71,13 @@ class ModelFactorFit(pydantic.BaseModel):
     variance: Variance
     n_rows: int
     n_groups: int
+
+
+class SignFlip(pydantic.BaseModel):
+    """What `sign_flip_test` returns, as a model: the mean difference, its two-sided p, whether
+    p is exact, and n."""
+
+    mean: float | None
+    p: float | None
+    exact: bool
+    n: int

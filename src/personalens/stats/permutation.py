@@ -17,20 +17,9 @@ import sys
 from collections.abc import Sequence
 
 import numpy as np
-import pydantic
 
 _CHUNK_VALUES = 1 << 22  # signs per chunk: 4M (2M raw words, 16 MB)
 _BYTE_BITS = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(float)  # 256 x 8, LSB first
-
-
-class SignFlip(pydantic.BaseModel):
-    """What `sign_flip_test` returns, as a model: the mean difference, its two-sided p, whether
-    p is exact, and n."""
-
-    mean: float | None
-    p: float | None
-    exact: bool
-    n: int
 
 
 def sign_flip_test(differences: np.ndarray, *, resamples: int = 10000, seed: int = 0) -> dict:

@@ -36,6 +36,7 @@ from personalens.runs import (
 from personalens.runs.blocking import run_blocking
 from personalens.stats.bootstrap import mean_cis
 from personalens.stats.estimate import MeanEstimate
+from personalens.stats.fits import SignFlip
 from personalens.stats.mixed_effects import (
     CELLS,
     EFFECTS,
@@ -44,7 +45,7 @@ from personalens.stats.mixed_effects import (
     fit_attribution,
 )
 from personalens.stats.multiple_testing import adjust
-from personalens.stats.permutation import SignFlip, sign_flip_tests
+from personalens.stats.permutation import sign_flip_tests
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,7 @@ import pydantic
 
 from personalens.runs import ItemFailure, Metrics
 from personalens.stats.estimate import Estimate, MeanEstimate
-from personalens.stats.fits import Attribution
-from personalens.stats.permutation import SignFlip
+from personalens.stats.fits import Attribution, SignFlip
 
 
 class IrpCell(MeanEstimate):

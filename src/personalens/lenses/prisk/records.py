@@ -29,8 +29,7 @@ from personalens.errors import InputError
 from personalens.lenses.prisk.answer_rules import gold_answer
 from personalens.runs import LensRecord, write_atomic
 from personalens.stats.estimate import MeanEstimate
-from personalens.stats.fits import Attribution
-from personalens.stats.permutation import SignFlip
+from personalens.stats.fits import Attribution, SignFlip
 
 ATTRIBUTES = ("education_level", "age", "gender", "marital_status", "profession",
               "economic_status", "health_status", "mental_health_status", "emotional_state",
