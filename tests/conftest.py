@@ -136,6 +136,10 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         for marker in sorted(_needed(item)):
             item.add_marker(marker)
+        if item.get_closest_marker("bundled_model"):
+            # llama.cpp takes both cores: under `-n 2 --dist loadgroup` these tests share a
+            # worker rather than halving each other's speed.
+            item.add_marker(pytest.mark.xdist_group("bundled_model"))
 
 
 # --- what a test did, checked when it ends ---------------------------------------------------

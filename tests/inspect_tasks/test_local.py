@@ -26,6 +26,7 @@ def _tasks(tmp_path):
     }
 
 
+@pytest.mark.bundled_model
 def test_the_four_tasks_run_offline_with_the_bundled_model(tmp_path):
     from inspect_ai import eval as inspect_eval
     from inspect_ai.log import read_eval_log

@@ -9,6 +9,7 @@ from personalens.models.cpu_load import CoreUse, measure
 from personalens.models.providers.local_gguf import choose_threads
 
 
+@pytest.mark.bundled_model
 @pytest.mark.slow
 def test_bundled_smollm2_answers_one_question():
     model = load_model("local/smollm2-135m", use_cache=False)

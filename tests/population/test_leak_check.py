@@ -70,6 +70,7 @@ def test_the_generator_guards_exactly_what_validate_checks(tmp_path, monkeypatch
     assert asyncio.run(validate(tmp_path / "synthetic_data")).errors == []
 
 
+@pytest.mark.bundled_model
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # about 5 minutes on 2 idle cores; much longer on a busy machine
 def test_data_generated_by_the_bundled_model_passes_validate(tmp_path):

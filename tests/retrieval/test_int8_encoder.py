@@ -57,6 +57,7 @@ def test_export_key_changes_with_the_calibration_texts(monkeypatch, tmp_path):
     assert int8_encoder.export_key("m") != a  # they choose the fp32 MatMuls
 
 
+@pytest.mark.minilm
 @pytest.mark.slow
 def test_int8_minilm_is_close_to_fp32_and_cached_apart(tmp_path, monkeypatch):
     import onnx
@@ -120,6 +121,7 @@ def test_int8_minilm_is_close_to_fp32_and_cached_apart(tmp_path, monkeypatch):
                                atol=1e-6)
 
 
+@pytest.mark.minilm
 @pytest.mark.slow
 def test_a_model_with_an_unsupported_head_is_refused(tmp_path):
     from sentence_transformers import SentenceTransformer, models

@@ -20,6 +20,7 @@ def test_bm25_ranks_the_document_sharing_the_rare_term_first():
     assert ranking.scores.shape == (2, 2) and ranking.scores[0, 1] == 0.0
 
 
+@pytest.mark.minilm
 @pytest.mark.slow
 def test_minilm_finds_paraphrases_and_never_encodes_a_text_twice(tmp_path):
     cache = EmbeddingCache(tmp_path / "emb.sqlite")

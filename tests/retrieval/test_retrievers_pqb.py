@@ -281,6 +281,7 @@ def splade_folder(tmp_path_factory):
     return save_offline_splade(tmp_path_factory.mktemp("splade") / "minilm-splade")
 
 
+@pytest.mark.minilm
 @pytest.mark.slow
 def test_splade_ranks_by_sparse_dot_product_and_caches_vectors(splade_folder, tmp_path):
     from sentence_transformers import SparseEncoder
@@ -301,6 +302,7 @@ def test_splade_ranks_by_sparse_dot_product_and_caches_vectors(splade_folder, tm
     assert again.ids == ranking.ids and np.array_equal(again.scores, ranking.scores)
 
 
+@pytest.mark.minilm
 @pytest.mark.slow
 def test_splade_by_path_through_the_registry_fuses_with_bm25(splade_folder):
     hybrid = get_retriever(f"hybrid:bm25+splade:{splade_folder}")
@@ -328,6 +330,7 @@ PRODUCTS = [Document(f"p{i:02d}", f"{color} {kind} number {i}")
                 for k in ("guitar", "ukulele", "drum", "violin", "keyboard", "cable"))]
 
 
+@pytest.mark.minilm
 @pytest.mark.slow
 def test_cross_encoder_reorders_bm25s_top_25(cross_encoder_folder):
     from sentence_transformers import CrossEncoder

@@ -43,6 +43,7 @@ def _sorted_lines(run) -> list[str]:
     return sorted((run / "records.jsonl").read_text().splitlines())
 
 
+@pytest.mark.minilm
 def test_personabench_on_ray_gives_the_in_process_records(tmp_path, ray_address):
     args = ("personabench", "eval", "--data", COMMUNITY_0, "--noise", "0.0,0.7", "--retriever",
             "bm25,minilm", "--no-answer")
@@ -71,6 +72,7 @@ def test_pqb_eval_encodes_on_ray_data_with_the_in_process_result(tmp_path, ray_a
     assert _metrics(tmp_path / "ray")["n_queries"] == 9
 
 
+@pytest.mark.minilm
 def test_ray_data_encoding_matches_local_vectors(tmp_path, ray_address):
     import numpy as np
 

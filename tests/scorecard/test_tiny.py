@@ -15,6 +15,8 @@ METRICS = {"personabench": ("recall", "f1"), "pqb": ("flip_rate", "typo_drop"),
            "prisk": ("irp", "uir", "sycophancy")}
 
 
+@pytest.mark.bundled_model
+@pytest.mark.minilm
 @pytest.mark.slow
 @pytest.mark.timeout(2400)
 def test_a_tiny_scorecard_runs_every_lens_with_the_bundled_model(tmp_path):

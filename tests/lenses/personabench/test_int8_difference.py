@@ -171,6 +171,7 @@ def test_the_report_and_the_headlines_show_the_table():
             "changed); nDCG -0.500 (-0.500 to -0.500, 4/4 changed)") in metrics.headlines()
 
 
+@pytest.mark.minilm
 @pytest.mark.slow
 def test_a_real_int8_and_fp32_run_reports_what_int8_costs(tmp_path):
     out = tmp_path / "run"

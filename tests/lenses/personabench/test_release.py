@@ -85,6 +85,7 @@ def test_question_6_list_of_dicts_hand_checked(bm25_sweep):
     assert record["retrieval"]["recall"] == pytest.approx(len(hits) / 2)
 
 
+@pytest.mark.minilm
 @pytest.mark.slow
 def test_minilm_on_a_subset_matches_the_paper_ballpark(tmp_path, community_0):
     metrics = run_eval(EvalOptions(data=community_0, out=tmp_path, noise=["0.0"],

@@ -245,6 +245,7 @@ def test_build_from_a_generated_population_reports_typo_recovery(tmp_path, doubl
     assert recovery["mean_absolute_error"] == pytest.approx(sum(errors) / len(errors))
 
 
+@pytest.mark.bundled_model
 @pytest.mark.slow
 def test_the_bundled_model_writes_candidates_that_code_checks(tmp_path):
     """The real in-process SmolLM2 path: its candidates are recorded with a verdict each, and
@@ -338,6 +339,7 @@ def test_options_refused_after_parsing_still_write_nothing(tmp_path, args, messa
     assert result.stderr.count("\n") == 1 and not (tmp_path / "out").exists()
 
 
+@pytest.mark.minilm
 @pytest.mark.slow
 def test_the_papers_default_gates_select_pairs_on_varied_writing(tmp_path):
     """PersonaBench's anchor speakers (GPT-4o-written turns, ~1,000-3,500 sentences each) have

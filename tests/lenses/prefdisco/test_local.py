@@ -59,6 +59,7 @@ def _assert_every_condition_scored(run, metrics: dict, instances: list[str]) -> 
                                                    "n": len(instances)}
 
 
+@pytest.mark.bundled_model
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_eval_runs_every_role_on_the_bundled_model(tmp_path):
@@ -77,6 +78,8 @@ def test_eval_runs_every_role_on_the_bundled_model(tmp_path):
     assert "PrefAlign" in (run / "report.html").read_text()
 
 
+@pytest.mark.bundled_model
+@pytest.mark.minilm
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_the_smallest_build_and_eval_finish_on_the_bundled_model(tmp_path):

@@ -18,6 +18,8 @@ def items(out) -> dict:
     return {r["key"]: r for r in records}
 
 
+@pytest.mark.bundled_model
+@pytest.mark.minilm
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
 def test_the_smallest_build_and_eval_finish_with_no_failure(tmp_path):
@@ -81,6 +83,8 @@ def test_the_smallest_build_and_eval_finish_with_no_failure(tmp_path):
     assert "Risk × condition" in (out / "report.html").read_text()
 
 
+@pytest.mark.bundled_model
+@pytest.mark.minilm
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
 def test_eval_runs_on_the_bundled_models(tmp_path):
