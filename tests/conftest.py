@@ -144,18 +144,24 @@ def pytest_collection_modifyitems(config, items):
 
 # --- what a test did, checked when it ends ---------------------------------------------------
 
-_did: set[str] = set()
+_did: list[set[str]] = []  # the running test's set, then each fixture's being set up
+_fixture_did: dict[int, set[str]] = {}  # what each fixture's setup did, by id(fixturedef)
 
 
 def _noted(kind: str) -> None:
-    _did.add(kind)
+    for did in _did:
+        did.add(kind)
+
+
+def _logged(after: int = 0) -> set[str]:
+    """What processes the test started noted (from byte `after` of the log)."""
+    return set(_LOG.read_text()[after:].split()) if _LOG.exists() else set()
 
 
 model_loads.install(_noted)
 cli_runner.on_process.append(_noted)
 for _cls, _kind in ((FaultServer, "server"), (DevToolsPipe, "chromium")):
     _cls.__init__ = model_loads._noting(_cls.__init__, _kind)
-
 
 _LOG_DIR = tempfile.mkdtemp(prefix="personalens-model-log-")  # one per (xdist) process
 atexit.register(shutil.rmtree, _LOG_DIR, True)
@@ -164,15 +170,31 @@ _LOG = Path(_LOG_DIR) / "loads.txt"
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    _did.clear()
+    _did[:] = [set()]
     _LOG.write_text("")
     os.environ[model_loads.LOG_ENV] = str(_LOG)
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    """What a fixture did counts for every test that uses it, not only the first one (a
+    module-scoped fixture is set up once, by whichever test comes first)."""
+    own: set[str] = set()
+    _did.append(own)
+    logged = _LOG.stat().st_size if _LOG.exists() else 0
+    try:
+        return (yield)
+    finally:
+        assert _did.pop() is own
+        _fixture_did.setdefault(id(fixturedef), set()).update(own | _logged(logged))
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item, nextitem):
     result = yield
-    did = _did | set(_LOG.read_text().split() if _LOG.exists() else ())
+    did = set().union(*_did, _logged())
+    for definitions in item._fixtureinfo.name2fixturedefs.values():
+        did |= _fixture_did.get(id(definitions[-1]), set())
     os.environ.pop(model_loads.LOG_ENV, None)
     _did.clear()
     missing = sorted(k for k in did if k in CHECKED and item.get_closest_marker(k) is None)

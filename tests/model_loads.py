@@ -4,9 +4,11 @@ or an ONNX encoder (the int8 MiniLM), `bundled_model` for a GGUF run by llama.cp
 
 The libraries are patched as they are imported (nothing heavy is imported here): a model's
 construction and each of its inference calls are noted, so a model cached by an earlier test
-still counts for the test that uses it. A process started by tests/cli_runner.py loads this
-module through tests/model_probe/sitecustomize.py and appends what it notes to the file named
-by $PERSONALENS_TEST_MODEL_LOG.
+still counts for the test that uses it. So are the package's own ways in, before their caches:
+a retriever asked to encode (its embedding cache may hold every text an earlier test encoded)
+and a chat model on a GGUF asked for a reply (the response cache may hold it). A process
+started by tests/cli_runner.py loads this module through tests/model_probe/sitecustomize.py and
+appends what it notes to the file named by $PERSONALENS_TEST_MODEL_LOG.
 """
 
 import functools
@@ -80,8 +82,34 @@ def _xllamacpp(module) -> None:
     module.Server = functools.partial(_NotedServer, server_class)
 
 
+def _retrievers(module) -> None:
+    for name in ("DenseRetriever", "SparseRetriever", "LateInteractionRetriever"):
+        cls = getattr(module, name, None)
+        if cls is not None:
+            _patch_methods(cls, ("encode",), "minilm")
+
+
+def _chat_model(module) -> None:
+    cls = module.ChatModel
+    complete = vars(cls)["complete"]
+    if getattr(complete, "_noted_as", None):
+        return
+
+    @functools.wraps(complete)
+    def noted(self, *args, **kwargs):
+        if type(self.provider).__name__ == "LocalGGUFProvider":
+            _note("bundled_model")
+        return complete(self, *args, **kwargs)
+
+    noted._noted_as = "bundled_model"
+    cls.complete = noted
+
+
 HOOKS = {"sentence_transformers": _sentence_transformers, "onnxruntime": _onnxruntime,
-         "xllamacpp": _xllamacpp}
+         "xllamacpp": _xllamacpp, "personalens.retrieval.dense": _retrievers,
+         "personalens.retrieval.sparse": _retrievers,
+         "personalens.retrieval.late_interaction": _retrievers,
+         "personalens.models.chat_model": _chat_model}
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):
@@ -90,7 +118,7 @@ class _AfterImport(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
         if name not in HOOKS:
             return None
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)  # a plain file on disk
         if spec is None or spec.loader is None:
             return None
         execute = spec.loader.exec_module

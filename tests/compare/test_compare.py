@@ -233,6 +233,7 @@ def test_pqb_compare_is_the_alias_for_pqb_runs_only(tmp_path):
     assert not (tmp_path / "cmp").exists()
 
 
+@pytest.mark.minilm
 def test_real_pqb_runs_figures_equal_their_metrics(tmp_path):
     """Two real runs of the release excerpt: every headline and table figure is the run's own
     metrics.json figure, recomputed from its records."""

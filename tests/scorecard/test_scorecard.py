@@ -150,6 +150,7 @@ CARD_METRICS = {"personabench": ["recall", "f1"], "pqb": ["flip_rate", "typo_dro
                 "prisk": ["irp", "uir", "sycophancy"]}
 
 
+@pytest.mark.minilm
 def test_every_cell_is_the_figure_of_its_lens_runs_metrics_json(built):
     systems = built.card["systems"]
     assert set(systems) == set(SYSTEMS)
@@ -163,6 +164,7 @@ def test_every_cell_is_the_figure_of_its_lens_runs_metrics_json(built):
                 assert {k: cell[k] for k in expected} == expected, (name, lens, metric)
 
 
+@pytest.mark.minilm
 def test_the_figures_are_the_ones_the_scripted_judge_makes(built):
     cells = built.card["systems"]
     figures = {name: {(lens, m): cells[name][lens][m]["value"] for lens, ms in
@@ -193,6 +195,7 @@ def pair_entries(card: dict) -> list[tuple[str, str, str, dict]]:
             for lens, by_metric in by_lens.items() for metric, entry in by_metric.items()]
 
 
+@pytest.mark.minilm
 def test_each_pair_is_a_minus_b_with_p_holm_adjusted_across_the_card(built):
     from statsmodels.stats.multitest import multipletests
 
@@ -227,6 +230,7 @@ def page_rows(page: str) -> dict[str, tuple[str, list[str]]]:
             for cell, rest in re.findall(r"<tr><td>([^<]*)</td>(.*?)</tr>", body)}
 
 
+@pytest.mark.minilm
 def test_the_page_names_the_judge_and_links_every_cell_to_its_run(built):
     page = built.page
     assert f"Judge, simulated user and dataset generator: {JUDGE}" in page
@@ -263,6 +267,7 @@ def unasked_pis(out: Path, systems) -> dict[tuple[str, str], int]:
     return out_
 
 
+@pytest.mark.minilm
 def test_the_dry_runs_calls_are_the_calls_the_real_run_made(built):
     made = eval_usage(built.out, SYSTEMS)
     unasked = unasked_pis(built.out, SYSTEMS)
@@ -289,6 +294,7 @@ def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
             for p in folder.rglob("*")}
 
 
+@pytest.mark.minilm
 def test_cli_dry_run_on_built_data_counts_calls_per_model_and_prices_them(built):
     before = snapshot(built.out)
     result = personalens(*cli_args(built.out, "--dry-run", "--price", f"{JUDGE}=1,2",
@@ -325,6 +331,7 @@ def test_cli_dry_run_on_an_empty_folder_lists_the_stages_to_run_and_writes_nothi
 # --- resuming and adding a system (these run the scorecard again in the module's folder, so
 # they come after the tests that read its first run's files) ------------------------------------
 
+@pytest.mark.minilm
 @pytest.mark.slow
 def test_a_rerun_calls_no_model_and_writes_the_same_card(built):
     calls = len(built.roles.calls)
@@ -344,6 +351,7 @@ def shared_state(out: Path) -> dict[str, tuple]:
                 read_json(out / f / "manifest.json")["status"]) for f in folders}
 
 
+@pytest.mark.minilm
 @pytest.mark.slow
 def test_an_added_system_reuses_the_data_and_runs_only_its_own_evals(built):
     from statsmodels.stats.multitest import multipletests
@@ -412,6 +420,7 @@ def test_an_out_folder_holding_other_files_is_refused_and_left_as_it_was(tmp_pat
 
 # --- --audit-judges ---------------------------------------------------------------------------
 
+@pytest.mark.minilm
 @pytest.mark.slow
 def test_audit_judges_marks_each_judged_cell_and_the_pairs_within_judge_noise(built):
     """The card rerun with --audit-judges: every judged lens run is audited with the card's

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from tests.cli_runner import personalens
+from tests.cli_runner import personalens, personalens_process
 from tests.conftest import EXAMPLE
 
 COMMUNITY = "community_example"
@@ -225,8 +225,8 @@ def test_bad_options_are_one_line_and_exit_2(tmp_path, args, expected):
 
 
 def test_missing_data_directory(tmp_path):
-    result = personalens("personabench", "eval", "--data", tmp_path / "nope", "--out",
-                         tmp_path / "run")
+    result = personalens_process("personabench", "eval", "--data", tmp_path / "nope", "--out",
+                                 tmp_path / "run")
     assert result.returncode == 2 and "data directory not found" in result.stderr
 
 

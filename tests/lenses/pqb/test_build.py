@@ -39,6 +39,7 @@ def built(tmp_path_factory):
     return root, out, result
 
 
+@pytest.mark.minilm
 def test_build_writes_a_dataset_that_keeps_every_constraint(built):
     from personalens.lenses.pqb.spacy_pipeline import load_pipeline
 
@@ -61,6 +62,7 @@ def test_build_writes_a_dataset_that_keeps_every_constraint(built):
             assert check_candidate(record["syntax_query"], ok[asin]["terms"], nlp) is None
 
 
+@pytest.mark.minilm
 def test_selected_pairs_pass_the_gates_recomputed_from_the_saved_profiles(built):
     from personalens.lenses.pqb.pair_selection import SelectionOptions, belongs
     from personalens.lenses.pqb.spacy_pipeline import load_pipeline
@@ -86,6 +88,7 @@ def test_selected_pairs_pass_the_gates_recomputed_from_the_saved_profiles(built)
             assert densities[index] == max(densities[mask])
 
 
+@pytest.mark.minilm
 def test_typo_versions_follow_the_rules(built):
     _, out, _ = built
     queries = [q for records in json.loads((out / "queries.json").read_text()).values()
@@ -107,6 +110,7 @@ def test_typo_versions_follow_the_rules(built):
     assert not [q for q in typed if q["uid"] == "U2_QUESTIONS"]
 
 
+@pytest.mark.minilm
 def test_rerunning_a_finished_build_changes_nothing(built):
     root, out, _ = built
     before = {name: (out / name).read_bytes() for name in ("queries.json", "records.jsonl")}
@@ -116,6 +120,7 @@ def test_rerunning_a_finished_build_changes_nothing(built):
     assert {name: (out / name).read_bytes() for name in before} == before
 
 
+@pytest.mark.minilm
 @pytest.mark.slow
 def test_a_killed_build_resumes_to_the_same_dataset(built, tmp_path):
     root, out, _ = built
@@ -135,6 +140,7 @@ def test_a_killed_build_resumes_to_the_same_dataset(built, tmp_path):
     assert (tmp_path / "b/queries.json").read_bytes() == (out / "queries.json").read_bytes()
 
 
+@pytest.mark.minilm
 def test_eval_on_built_data_and_compare(built, tmp_path):
     _, out, _ = built
     for retriever in ("bm25", "minilm"):

@@ -89,6 +89,7 @@ def test_build_writes_release_format_that_eval_loads(tmp_path, generator):
     assert metrics.library_merges == 1 and double.dedup_questions == 1
 
 
+@pytest.mark.minilm
 def test_rerun_replays_every_artefact_and_writes_identical_files(tmp_path, generator):
     _, models = generator
     options = BuildOptions(out=tmp_path / "b", models={"generator": GENERATOR}, limit=1,

@@ -113,6 +113,7 @@ def test_a_grammar_goes_only_to_a_constrained_model_and_api_requests_stay_as_the
                if not is_correctness_request(p))
 
 
+@pytest.mark.minilm
 def test_build_asks_a_constrained_generator_for_names_from_the_candidates(tmp_path,
                                                                          monkeypatch):
     from personalens.lenses.prefdisco.build import run_build
@@ -245,6 +246,7 @@ def test_a_repairable_turn_is_not_asked_again(tmp_path, monkeypatch):
     assert len(discovery_calls) == 2  # two turns: no correction sent
 
 
+@pytest.mark.minilm
 def test_a_selection_off_by_case_or_scale_is_repaired_without_asking_again(tmp_path,
                                                                           monkeypatch):
     from personalens.lenses.prefdisco.build import run_build
@@ -291,6 +293,7 @@ def test_a_selection_off_by_case_or_scale_is_repaired_without_asking_again(tmp_p
 # --- Failures stay with what depends on them, and say when a rerun cannot help ----------------
 
 
+@pytest.mark.minilm
 def test_a_failed_persona_fails_only_the_items_paired_with_it(tmp_path, monkeypatch):
     from personalens.lenses.prefdisco.build import run_build
     from personalens.lenses.prefdisco.options import BuildOptions

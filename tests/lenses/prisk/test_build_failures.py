@@ -4,6 +4,8 @@ report and headlines say what happened."""
 
 import json
 
+import pytest
+
 from personalens.lenses.prisk.build import run_build
 from personalens.lenses.prisk.options import BuildOptions
 from personalens.lenses.prisk.records import load_records
@@ -65,6 +67,7 @@ def records(out) -> dict:
     return {r["key"]: r for r in map(json.loads, (out / "records.jsonl").open())}
 
 
+@pytest.mark.minilm
 def test_a_failed_memory_fails_only_the_records_of_its_persona(tmp_path, monkeypatch):
     use_double(monkeypatch, FailingDouble())
     out = tmp_path / "b"
@@ -91,6 +94,7 @@ def test_a_failed_memory_fails_only_the_records_of_its_persona(tmp_path, monkeyp
     assert metrics.decoy_regenerations == 2 and metrics.decoys == 4
 
 
+@pytest.mark.minilm
 def test_a_failed_profile_candidate_leaves_the_others_to_choose_from(tmp_path, monkeypatch):
     use_double(monkeypatch, FailingDouble(chess=False, broken_candidates={3}))
     out = tmp_path / "b"
@@ -103,6 +107,7 @@ def test_a_failed_profile_candidate_leaves_the_others_to_choose_from(tmp_path, m
     assert not outcome.complete
 
 
+@pytest.mark.minilm
 def test_failed_generated_templates_fail_only_the_irp_records(tmp_path, monkeypatch):
     use_double(monkeypatch, FailingDouble(
         chess=False, broken_templates={"finance"},
@@ -121,6 +126,7 @@ def test_failed_generated_templates_fail_only_the_irp_records(tmp_path, monkeypa
     assert records(out)["record/irp_0001"]["failed_steps"] == ["template/1"]
 
 
+@pytest.mark.minilm
 def test_a_decoy_that_never_passes_is_a_final_failure(tmp_path, monkeypatch):
     use_double(monkeypatch, PriskDouble(answers={"houseplants": None}))
     outcome = run_build(BuildOptions(
@@ -132,6 +138,7 @@ def test_a_decoy_that_never_passes_is_a_final_failure(tmp_path, monkeypatch):
     assert failure.kind == "decoy_rejected" and failure.final is True
 
 
+@pytest.mark.minilm
 def test_nothing_built_says_so_and_the_report_explains_the_missing_mean(tmp_path, monkeypatch):
     use_double(monkeypatch, PriskDouble(answers={"cook": None, "houseplants": None}))
     out = tmp_path / "b"
@@ -146,6 +153,7 @@ def test_nothing_built_says_so_and_the_report_explains_the_missing_mean(tmp_path
     assert "mean cosine None" not in report and "no mean cosine: no decoy passed" in report
 
 
+@pytest.mark.minilm
 def test_the_report_gives_the_mean_cosine_of_passed_decoys(tmp_path, monkeypatch):
     use_double(monkeypatch, PriskDouble())
     out = tmp_path / "b"
