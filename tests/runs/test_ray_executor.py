@@ -59,6 +59,7 @@ def test_personabench_on_ray_gives_the_in_process_records(tmp_path, ray_address)
     assert manifests[0]["config"] == manifests[1]["config"]  # the executor is not identity
 
 
+@pytest.mark.minilm
 def test_pqb_eval_encodes_on_ray_data_with_the_in_process_result(tmp_path, ray_address):
     from personalens.lenses.pqb.command import run_eval
     from personalens.lenses.pqb.options import EvalOptions
@@ -127,6 +128,7 @@ def test_generation_on_ray_writes_the_in_process_data(tmp_path, ray_address):
     assert usage[1]["requests"] == usage[0]["requests"] > 0  # workers' usage reached here
 
 
+@pytest.mark.minilm
 def test_killed_ray_driver_resumes_to_the_in_process_records(tmp_path, ray_address):
     args = ("personabench", "eval", "--data", EXAMPLE, "--noise", "0.0,0.5", "--retriever",
             "bm25,minilm", "--model", "openai/m", "--no-cache")

@@ -274,6 +274,7 @@ def test_the_bundled_model_writes_candidates_that_code_checks(tmp_path):
         assert "no candidate kept the 5-core-term constraint" in result.stderr
 
 
+@pytest.mark.minilm
 @pytest.mark.slow
 def test_a_failed_correction_is_retried_and_its_typo_versions_filled_in(tmp_path, monkeypatch):
     """While one user's spelling correction fails, the build is incomplete and their queries have
